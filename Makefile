@@ -1,0 +1,33 @@
+# dpcert: `make test` and `make demo` work on a fresh machine from this repo alone.
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed
+
+.PHONY: test demo bench lint typecheck pytest clean
+
+$(STAMP): pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[test]'
+	touch $(STAMP)
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check accounting learners verification tests
+
+typecheck: $(STAMP)
+	$(VENV)/bin/mypy --strict accounting learners verification
+
+pytest: $(STAMP)
+	$(PY) -m pytest -q
+
+test: lint typecheck pytest
+
+demo: $(STAMP)
+	$(PY) -m accounting demo
+
+bench: $(STAMP)
+	$(PY) -m pytest tests/benchmarks --benchmark-only --benchmark-columns=min,mean,max,rounds -p no:randomly
+
+clean:
+	rm -rf $(VENV) build *.egg-info .mypy_cache .pytest_cache .ruff_cache

@@ -1,0 +1,1 @@
+"""dpcert accounting (placeholder; filled in below)."""

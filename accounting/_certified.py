@@ -1,0 +1,122 @@
+"""Certified numbers: enclosures ``[lo, hi]`` and outward rounding to float.
+
+The arithmetic behind every enclosure is interval arithmetic (:mod:`mpmath.iv`),
+whose elementary operations round outward, so an enclosure contains the true
+value whatever the working precision. The float accessors round *outward* too:
+``float(enclosure)`` is the upper end rounded up, so a reported ε or δ is never
+smaller than the certified value, not even by one ulp.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, TypeAlias
+
+import mpmath
+from mpmath import iv, mp
+
+# mpmath ships no type information: its numbers are ``Any`` to mypy. These aliases document intent.
+Interval: TypeAlias = Any
+Mpf: TypeAlias = Any
+
+
+def float_up(x: mpmath.mpf | int | float) -> float:
+    """The smallest float ``>= x`` (``inf`` stays ``inf``)."""
+    x = mp.mpf(x)
+    if mp.isinf(x):
+        return math.inf if x > 0 else -math.inf
+    f = float(x)
+    if mp.mpf(f) < x:
+        f = math.nextafter(f, math.inf)
+    return f
+
+
+def float_down(x: mpmath.mpf | int | float) -> float:
+    """The largest float ``<= x`` (``-inf`` stays ``-inf``)."""
+    x = mp.mpf(x)
+    if mp.isinf(x):
+        return math.inf if x > 0 else -math.inf
+    f = float(x)
+    if mp.mpf(f) > x:
+        f = math.nextafter(f, -math.inf)
+    return f
+
+
+@dataclass(frozen=True)
+class Enclosure:
+    """A certified enclosure ``lo <= value <= hi`` of a real number.
+
+    ``float(e)`` is ``hi`` rounded up: the number to report when the quantity is a
+    privacy loss (an ε, a δ, a divergence), since it is never optimistic.
+    """
+
+    lo: mpmath.mpf
+    hi: mpmath.mpf
+
+    def __post_init__(self) -> None:
+        if not self.lo <= self.hi:
+            raise ValueError(f"empty enclosure: lo={self.lo} > hi={self.hi}")
+
+    @classmethod
+    def from_interval(cls, x: Interval) -> Enclosure:
+        """The enclosure given by an :mod:`mpmath.iv` interval."""
+        return cls(mp.mpf(x.a), mp.mpf(x.b))
+
+    @classmethod
+    def exact(cls, x: mpmath.mpf | int | float) -> Enclosure:
+        """The degenerate enclosure of a number known exactly."""
+        v = mp.mpf(x)
+        return cls(v, v)
+
+    @property
+    def upper(self) -> float:
+        """``hi`` rounded up to a float: the value to report."""
+        return float_up(self.hi)
+
+    @property
+    def lower(self) -> float:
+        """``lo`` rounded down to a float."""
+        return float_down(self.lo)
+
+    @property
+    def mid(self) -> mpmath.mpf:
+        """The midpoint (for display only: it is not a bound)."""
+        if mp.isinf(self.hi) or mp.isinf(self.lo):
+            return self.hi if mp.isinf(self.hi) else self.lo
+        return (self.lo + self.hi) / 2
+
+    @property
+    def relative_width(self) -> mpmath.mpf:
+        """``(hi - lo) / |hi|``: how many significant digits the enclosure certifies."""
+        if mp.isinf(self.hi):
+            return mp.zero if mp.isinf(self.lo) else mp.inf
+        if self.hi == 0:
+            return mp.zero if self.lo == 0 else mp.inf
+        return (self.hi - self.lo) / abs(self.hi)
+
+    def digits(self) -> float:
+        """Number of certified significant decimal digits (``inf`` for an exact value)."""
+        w = self.relative_width
+        if w == 0:
+            return math.inf
+        return float(-mp.log10(w))
+
+    def __float__(self) -> float:
+        return self.upper
+
+    def __contains__(self, x: object) -> bool:
+        return bool(self.lo <= mp.mpf(x) <= self.hi)
+
+    def __repr__(self) -> str:
+        return f"Enclosure([{mp.nstr(self.lo, 17)}, {mp.nstr(self.hi, 17)}])"
+
+
+Number: TypeAlias = Any
+
+
+def interval(lo: Number, hi: Number | None = None) -> Interval:
+    """An :mod:`mpmath.iv` interval at the current ``iv`` precision."""
+    if hi is None:
+        return iv.mpf(lo)
+    return iv.mpf([lo, hi])

@@ -1,0 +1,1 @@
+"""Reference private bandit learners (coming in a later issue)."""
