@@ -10,7 +10,10 @@ smaller than the certified value, not even by one ulp.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Any, TypeAlias
 
 import mpmath
@@ -120,3 +123,53 @@ def interval(lo: Number, hi: Number | None = None) -> Interval:
     if hi is None:
         return iv.mpf(lo)
     return iv.mpf([lo, hi])
+
+
+#: Extra decimal digits carried internally above the precision a caller asks for.
+GUARD_DIGITS = 12
+
+
+@contextmanager
+def precision(dps: int) -> Iterator[None]:
+    """Work at ``dps + GUARD_DIGITS`` digits in both :data:`mpmath.mp` and :data:`mpmath.iv`.
+
+    Precision is a local context (as ``mp.workdps``); ``iv`` has no ``workdps`` of its
+    own, so its precision is saved and restored here.
+    """
+    saved = iv.prec
+    with mp.workdps(dps + GUARD_DIGITS):
+        iv.prec = mp.prec
+        try:
+            yield
+        finally:
+            iv.prec = saved
+
+
+def lower(x: Interval) -> Mpf:
+    """The lower endpoint of an interval, exactly, as an ``mpf``."""
+    return mp.make_mpf(x._mpi_[0])
+
+
+def upper(x: Interval) -> Mpf:
+    """The upper endpoint of an interval, exactly, as an ``mpf``."""
+    return mp.make_mpf(x._mpi_[1])
+
+
+def to_interval(value: object) -> Interval:
+    """A rigorous interval around a parameter given as int, float, Fraction or mpf.
+
+    Floats and ints are exact binary numbers; a Fraction is enclosed by dividing its
+    numerator by its denominator in interval arithmetic.
+    """
+    if isinstance(value, Fraction):
+        return iv.mpf(value.numerator) / iv.mpf(value.denominator)
+    if isinstance(value, int | float):
+        return iv.mpf(value)
+    return iv.mpf(mp.mpf(value))  # an mpf: exact at any precision it fits
+
+
+def to_mpf(value: object) -> Mpf:
+    """An ``mpf`` (rounded to nearest at the current precision) from int, float, Fraction or mpf."""
+    if isinstance(value, Fraction):
+        return mp.mpf(value.numerator) / value.denominator
+    return mp.mpf(value)

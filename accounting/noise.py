@@ -1,0 +1,1167 @@
+"""Noise distributions: on the integers (the noise real systems add) and two continuous baselines.
+
+Every distribution is an immutable value with validated parameters. A lattice
+distribution (:class:`LatticeNoise`) offers
+
+* an exact PMF at any precision: :meth:`LatticeNoise.pmf_exact` returns a certified
+  :class:`~accounting._certified.Enclosure`, and :meth:`LatticeNoise.pmf_intervals` a whole
+  table of :mod:`mpmath.iv` intervals, which is what the divergences consume;
+* a vectorized float64 PMF for statistics (:meth:`LatticeNoise.pmf`, numpy/scipy);
+* rigorous one-sided tail bounds (:meth:`LatticeNoise.sf_bound` for ``P(X >= t)``,
+  :meth:`LatticeNoise.cdf_bound` for ``P(X <= t)``) and ``tail_bound(t) >= P(|X| >= t)``,
+  used to truncate infinite sums with a certified remainder;
+* an a-priori Rényi bound for the shifted pair ``(X + Δ, X)`` (:meth:`LatticeNoise.renyi_prior`),
+  used only to bound the truncated tail of a Rényi sum by Hölder's inequality;
+* ``variance()``, ``support()`` and ``sample(rng, size)`` (fast, floating point; the exact
+  integer samplers come with a later issue).
+
+Parameters that are naturally rational (a scale ``g/ε``) may be given as
+:class:`fractions.Fraction`; the exact PMFs then enclose the rational value rigorously.
+"""
+
+from __future__ import annotations
+
+import math
+from abc import ABC, abstractmethod
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from fractions import Fraction
+from functools import cached_property, lru_cache
+
+import mpmath
+import numpy as np
+import scipy.stats
+from mpmath import iv, mp
+from numpy.typing import ArrayLike, NDArray
+
+from accounting import _validate as v
+from accounting._certified import (
+    Enclosure,
+    Interval,
+    Mpf,
+    float_up,
+    lower,
+    precision,
+    to_interval,
+    to_mpf,
+    upper,
+)
+from accounting.errors import ParameterError
+
+Param = float | Fraction
+IntArray = NDArray[np.int64]
+FloatArray = NDArray[np.float64]
+
+#: Default working precision (decimal digits) of the exact methods.
+DEFAULT_DPS = 30
+
+
+def _param(name: str, value: object, *, positive: bool = True) -> Param:
+    """Validate a real parameter, keeping an exact Fraction as a Fraction."""
+    checked = v.positive(name, value) if positive else v.nonnegative(name, value)
+    if isinstance(value, Fraction):
+        return value
+    return checked
+
+
+def _size(size: int | tuple[int, ...]) -> tuple[int, ...]:
+    if isinstance(size, int | np.integer):
+        return (v.integer("size", size, minimum=0),)
+    return tuple(v.integer("size", s, minimum=0) for s in size)
+
+
+def _as_int_array(x: ArrayLike) -> NDArray[np.float64]:
+    return np.asarray(x, dtype=np.float64)
+
+
+@dataclass(frozen=True)
+class RenyiPrior:
+    """An a-priori upper bound ``D_β(X + Δ || X) <= bound`` at order ``β`` (``β = inf`` allowed).
+
+    Used only to bound the truncated tails of a Rényi sum (Hölder's inequality); it does
+    not need to be tight.
+    """
+
+    beta: float
+    bound: Mpf
+
+
+class NoiseDistribution(ABC):
+    """Common interface of every noise distribution."""
+
+    @abstractmethod
+    def variance(self) -> float:
+        """The variance."""
+
+    @abstractmethod
+    def sample(self, rng: np.random.Generator, size: int | tuple[int, ...]) -> NDArray[np.generic]:
+        """Draw samples with ``rng`` (fast, floating point inside numpy)."""
+
+    @abstractmethod
+    def tail_bound(self, t: float) -> float:
+        """An upper bound on ``P(|X| >= t)``, rounded up."""
+
+
+class LatticeNoise(NoiseDistribution):
+    """A distribution on the integers with an exact PMF and certified tails."""
+
+    @property
+    def log_concave(self) -> bool:
+        """Whether the PMF is log-concave.
+
+        For log-concave noise the privacy loss of ``X + Δ`` versus ``X`` is monotone in the
+        output (a monotone likelihood ratio), so every divergence of the pair is
+        nondecreasing in ``|Δ|`` and the worst neighbour is the extreme shift.
+        """
+        return True
+
+    # -- to implement -------------------------------------------------------------------
+    @abstractmethod
+    def support(self) -> tuple[float, float]:
+        """The smallest interval of integers holding all the mass (``±inf`` when unbounded)."""
+
+    @abstractmethod
+    def _intervals(self, lo: int, hi: int) -> list[Interval]:
+        """PMF intervals at ``lo..hi`` at the current ``iv`` precision."""
+
+    @abstractmethod
+    def _sf(self, t: int) -> Interval:
+        """An interval whose upper end bounds ``P(X >= t)`` (current precision)."""
+
+    @abstractmethod
+    def _cdf(self, t: int) -> Interval:
+        """An interval whose upper end bounds ``P(X <= t)`` (current precision)."""
+
+    @abstractmethod
+    def renyi_prior(self, shift: int, alpha: float) -> RenyiPrior:
+        """An order ``β > α`` (or ``inf``) and a bound on ``D_β(X + shift || X)``."""
+
+    @abstractmethod
+    def max_privacy_loss(self, shift: int) -> Mpf:
+        """``D_∞(X + shift || X) = sup_x ln(P(x - shift)/P(x))``, exactly (``inf`` when unbounded)."""
+
+    @abstractmethod
+    def rho_tail(self, shift: int, alpha: float) -> Mpf:
+        """An upper bound on ``sup_{a >= alpha} D_a(X + shift || X) / a`` (``inf`` if none)."""
+
+    @abstractmethod
+    def pmf(self, x: ArrayLike) -> FloatArray:
+        """The PMF in float64, vectorized (for statistics, not for guarantees)."""
+
+    @property
+    def symmetric(self) -> bool:
+        """Whether ``X`` and ``-X`` have the same distribution."""
+        return False
+
+    # -- provided -----------------------------------------------------------------------
+    def log_pmf(self, x: ArrayLike) -> FloatArray:
+        """The log-PMF in float64 (``-inf`` outside the support)."""
+        with np.errstate(divide="ignore"):
+            return np.log(self.pmf(x))
+
+    def pmf_intervals(self, lo: int, hi: int, dps: int = DEFAULT_DPS) -> list[Interval]:
+        """Certified PMF values at ``lo..hi`` as :mod:`mpmath.iv` intervals at ``dps`` digits (+guard).
+
+        Cached: the divergences ask for the same table many times.
+        """
+        lo = v.integer("lo", lo)
+        hi = v.integer("hi", hi)
+        if hi < lo:
+            raise ParameterError("hi", hi, f"an integer >= lo={lo}")
+        return list(_cached_table(self, lo, hi, v.dps("dps", dps)))
+
+    def pmf_exact(self, x: int, dps: int = DEFAULT_DPS) -> Enclosure:
+        """The PMF at ``x`` as a certified enclosure, accurate to about ``dps`` digits."""
+        x = v.integer("x", x)
+        (value,) = self.pmf_intervals(x, x, dps)
+        return Enclosure.from_interval(value)
+
+    def log_pmf_exact(self, x: int, dps: int = DEFAULT_DPS) -> Enclosure:
+        """``ln P(X = x)`` as a certified enclosure (``[-inf, -inf]`` outside the support)."""
+        x = v.integer("x", x)
+        (value,) = self.pmf_intervals(x, x, dps)
+        with precision(v.dps("dps", dps)):
+            if upper(value) == 0:
+                return Enclosure(mp.ninf, mp.ninf)
+            return Enclosure.from_interval(iv.log(value))
+
+    def sf_bound(self, t: int, dps: int = DEFAULT_DPS) -> Mpf:
+        """A certified upper bound on ``P(X >= t)``, as an ``mpf``."""
+        t = v.integer("t", t)
+        lo, hi = self.support()
+        if t <= lo:
+            return mp.one
+        if t > hi:
+            return mp.zero
+        with precision(v.dps("dps", dps)):
+            return min(mp.one, upper(self._sf(t)))
+
+    def cdf_bound(self, t: int, dps: int = DEFAULT_DPS) -> Mpf:
+        """A certified upper bound on ``P(X <= t)``, as an ``mpf``."""
+        t = v.integer("t", t)
+        lo, hi = self.support()
+        if t >= hi:
+            return mp.one
+        if t < lo:
+            return mp.zero
+        with precision(v.dps("dps", dps)):
+            return min(mp.one, upper(self._cdf(t)))
+
+    def tail_bound(self, t: float) -> float:
+        """An upper bound on ``P(|X| >= t)``, rounded up to a float."""
+        t = v.nonnegative("t", t)
+        k = math.ceil(t)
+        if k == 0:
+            return 1.0
+        return float_up(min(mp.one, self.sf_bound(k) + self.cdf_bound(-k)))
+
+    def window(self, mass: Mpf, dps: int = DEFAULT_DPS) -> tuple[int, int]:
+        """Integers ``a <= b`` with ``P(X < a) <= mass/2`` and ``P(X > b) <= mass/2`` (certified).
+
+        Found by exponential search and bisection on the certified tail bounds, so the
+        window is as small as the bounds allow (up to a factor of about 1 in width).
+        """
+        half = mp.mpf(mass) / 2
+        lo, hi = self.support()
+        center = round(self._center())
+        b = self._search(lambda t: self.sf_bound(t + 1, dps) <= half, center, +1, hi)
+        a = self._search(lambda t: self.cdf_bound(t - 1, dps) <= half, center, -1, lo)
+        return a, b
+
+    def _center(self) -> float:
+        lo, hi = self.support()
+        return min(max(0.0, lo), hi)
+
+    @staticmethod
+    def _search(ok: Callable[[int], bool], start: int, direction: int, limit: float) -> int:
+        """The ``t`` nearest ``start`` in ``direction`` with ``ok(t)``; ``ok(limit)`` must hold.
+
+        ``ok`` is monotone (false, then true, moving away from ``start``): exponential
+        search for a true point, then bisection.
+        """
+        if ok(start):
+            return start
+        near, step = start, 1
+        while True:
+            far = start + direction * step
+            if math.isfinite(limit) and direction * (far - limit) >= 0:
+                far = int(limit)
+                break
+            if ok(far):
+                break
+            near, step = far, step * 2
+        while abs(far - near) > 1:
+            mid = (near + far) // 2
+            if ok(mid):
+                far = mid
+            else:
+                near = mid
+        return far
+
+
+@lru_cache(maxsize=64)
+def _cached_table(noise: LatticeNoise, lo: int, hi: int, dps: int) -> tuple[Interval, ...]:
+    with precision(dps):
+        return tuple(noise._intervals(lo, hi))
+
+
+def _geometric_tail(first: Interval, ratio: Interval) -> Interval:
+    """``first / (1 - ratio)``: the sum of a geometric series (ratio < 1)."""
+    return first / (1 - ratio)
+
+
+# ---------------------------------------------------------------------------------------
+# Discrete Laplace and the geometric / Pólya family
+# ---------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class DiscreteLaplace(LatticeNoise):
+    """Discrete Laplace ``Lap_Z(b)``: ``P(x) = tanh(1/(2b)) e^{-|x|/b}`` on the integers.
+
+    Definition 4 of the distributed MAB paper (spec §2.3); ``tanh(1/(2b))`` equals the
+    paper's ``(e^{1/b} - 1)/(e^{1/b} + 1)``. Exact tail (Fact 3):
+    ``P(X >= t) = e^{-(t-1)/b} / (e^{1/b} + 1)`` for ``t >= 1``.
+    """
+
+    scale: Param
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "scale", _param("scale", self.scale))
+
+    @property
+    def symmetric(self) -> bool:
+        return True
+
+    def support(self) -> tuple[float, float]:
+        return (-math.inf, math.inf)
+
+    def _q(self) -> Interval:
+        return iv.exp(-1 / to_interval(self.scale))
+
+    def _intervals(self, lo: int, hi: int) -> list[Interval]:
+        inv_b = 1 / to_interval(self.scale)
+        c = iv.expm1(inv_b) / (iv.expm1(inv_b) + 2)
+        return [c * iv.exp(-abs(x) * inv_b) for x in range(lo, hi + 1)]
+
+    def _sf(self, t: int) -> Interval:
+        q = self._q()
+        if t >= 1:
+            return q ** iv.mpf(t) / (1 + q)
+        return 1 - q ** iv.mpf(1 - t) / (1 + q)
+
+    def _cdf(self, t: int) -> Interval:
+        return self._sf(-t)
+
+    def renyi_prior(self, shift: int, alpha: float) -> RenyiPrior:
+        return RenyiPrior(math.inf, self.max_privacy_loss(shift))
+
+    def max_privacy_loss(self, shift: int) -> Mpf:
+        # Fact 3: the loss |x| - |x - Δ| over b is at most |Δ|/b, attained at x >= Δ.
+        return abs(shift) / to_mpf(self.scale)
+
+    def rho_tail(self, shift: int, alpha: float) -> Mpf:
+        return self.max_privacy_loss(shift) / alpha
+
+    def variance(self) -> float:
+        q = math.exp(-1 / float(self.scale))
+        return 2 * q / (1 - q) ** 2
+
+    def pmf(self, x: ArrayLike) -> FloatArray:
+        xs = _as_int_array(x)
+        b = float(self.scale)
+        return np.where(xs == np.round(xs), math.tanh(1 / (2 * b)) * np.exp(-np.abs(xs) / b), 0.0)
+
+    def sample(self, rng: np.random.Generator, size: int | tuple[int, ...]) -> IntArray:
+        p = -math.expm1(-1 / float(self.scale))
+        shape = _size(size)
+        return (rng.geometric(p, shape) - rng.geometric(p, shape)).astype(np.int64)
+
+
+@dataclass(frozen=True)
+class Polya(LatticeNoise):
+    """Pólya (negative binomial) ``Polya(r, β)`` on ``{0, 1, ...}`` (spec §2.2).
+
+    ``P(x) = Γ(x+r)/(x! Γ(r)) β^x (1-β)^r``; mean ``rβ/(1-β)``, variance ``rβ/(1-β)^2``.
+    ``n`` users each adding ``Polya(1/n, e^{-1/b})`` differences make ``Lap_Z(b)`` (Fact 1).
+    The sampler is Gamma–Poisson with Gamma scale ``β/(1-β)``; the released code of the
+    paper uses ``(1-β)/β``, which samples ``Polya(r, 1-β)`` (spec §9.1).
+    """
+
+    r: Param
+    beta: Param
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "r", _param("r", self.r))
+        object.__setattr__(self, "beta", _param("beta", self.beta))
+        v.open_unit("beta", self.beta)
+
+    @property
+    def log_concave(self) -> bool:
+        return float(self.r) >= 1
+
+    def support(self) -> tuple[float, float]:
+        return (0.0, math.inf)
+
+    def _center(self) -> float:
+        return float(self.r) * float(self.beta) / (1 - float(self.beta))
+
+    def _log_pmf_at(self, x: int) -> Interval:
+        r = to_interval(self.r)
+        beta = to_interval(self.beta)
+        return (
+            iv.loggamma(x + r)
+            - iv.loggamma(r)
+            - iv.loggamma(iv.mpf(x + 1))
+            + x * iv.log(beta)
+            + r * iv.log(1 - beta)
+        )
+
+    def _intervals(self, lo: int, hi: int) -> list[Interval]:
+        r = to_interval(self.r)
+        beta = to_interval(self.beta)
+        out: list[Interval] = []
+        start = max(lo, 0)
+        out.extend(iv.mpf(0) for _ in range(lo, min(hi + 1, 0)))
+        if hi < 0:
+            return out
+        value = iv.exp(self._log_pmf_at(start))
+        for x in range(start, hi + 1):
+            out.append(value)
+            value = value * beta * (x + r) / (x + 1)
+        return out
+
+    def _sf(self, t: int) -> Interval:
+        # Chernoff with the MGF ((1-β)/(1-βe^θ))^r at e^θ = t/(β(r+t)) (valid when t > mean).
+        if t <= self._center():
+            return iv.mpf(1)
+        r = to_interval(self.r)
+        beta = to_interval(self.beta)
+        e_theta = iv.mpf(t) / (beta * (r + t))
+        return ((1 - beta) / (1 - beta * e_theta)) ** r * iv.exp(-t * iv.log(e_theta))
+
+    def _cdf(self, t: int) -> Interval:
+        return iv.mpf(1)
+
+    def renyi_prior(self, shift: int, alpha: float) -> RenyiPrior:
+        return RenyiPrior(math.inf, self.max_privacy_loss(shift))
+
+    def max_privacy_loss(self, shift: int) -> Mpf:
+        if shift < 0:
+            return mp.inf  # X + shift puts mass below 0, where X has none
+        if shift == 0:
+            return mp.zero
+        # L(x) = P(x-Δ)/P(x) = Π_{j=x-Δ+1}^{x} j/(β(j-1+r)). For r < 1 each factor j/(j-1+r)
+        # exceeds 1 and decreases in j, so the sup is at x = Δ: Γ(Δ+1)Γ(r)/(Γ(Δ+r) β^Δ).
+        # For r >= 1 the factors increase to 1, so the sup is the limit β^-Δ.
+        r = to_mpf(self.r)
+        log_beta = mp.log(to_mpf(self.beta))
+        if r < 1:
+            return mp.loggamma(shift + 1) + mp.loggamma(r) - mp.loggamma(shift + r) - shift * log_beta
+        return -shift * log_beta
+
+    def rho_tail(self, shift: int, alpha: float) -> Mpf:
+        return self.max_privacy_loss(shift) / alpha
+
+    def variance(self) -> float:
+        b = float(self.beta)
+        return float(self.r) * b / (1 - b) ** 2
+
+    def pmf(self, x: ArrayLike) -> FloatArray:
+        xs = _as_int_array(x)
+        out = scipy.stats.nbinom.pmf(xs, float(self.r), 1 - float(self.beta))
+        return np.asarray(out, dtype=np.float64)
+
+    def sample(self, rng: np.random.Generator, size: int | tuple[int, ...]) -> IntArray:
+        b = float(self.beta)
+        lam = rng.gamma(shape=float(self.r), scale=b / (1 - b), size=_size(size))
+        return rng.poisson(lam).astype(np.int64)
+
+
+@dataclass(frozen=True, init=False)
+class Geometric(Polya):
+    """Geometric on ``{0, 1, ...}``: ``P(k) = β^k (1-β)``, i.e. ``Polya(1, β)`` (spec §2.2).
+
+    The difference of two independent ``Geometric(e^{-1/b})`` is ``Lap_Z(b)``.
+    """
+
+    def __init__(self, beta: Param) -> None:
+        object.__setattr__(self, "r", Fraction(1))
+        object.__setattr__(self, "beta", _param("beta", beta))
+        v.open_unit("beta", self.beta)
+
+    def __repr__(self) -> str:
+        return f"Geometric(beta={self.beta!r})"
+
+    def _sf(self, t: int) -> Interval:
+        return to_interval(self.beta) ** iv.mpf(t)  # exact: P(X >= t) = β^t
+
+    def sample(self, rng: np.random.Generator, size: int | tuple[int, ...]) -> IntArray:
+        return (rng.geometric(1 - float(self.beta), _size(size)) - 1).astype(np.int64)
+
+
+# ---------------------------------------------------------------------------------------
+# Skellam
+# ---------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, init=False)
+class Skellam(LatticeNoise):
+    """Skellam: ``offset + N1 - N2`` with independent ``N1 ~ Poisson(μ1)``, ``N2 ~ Poisson(μ2)``.
+
+    ``Skellam(variance, mean=0)`` is the symmetric ``Sk(mean, variance)`` of the paper
+    (Definition 5, spec §2.4; ``μ1 = μ2 = variance/2``). ``Skellam.from_rates(mu1, mu2)``
+    is the asymmetric form. PMF:
+    ``P(offset + k) = e^{-(μ1+μ2)} (μ1/μ2)^{k/2} I_k(2 sqrt(μ1 μ2))``.
+
+    The exact table runs the Bessel recurrence ``I_{k-1} = I_{k+1} + (2k/z) I_k``
+    downwards in interval arithmetic: a positive combination, so it is stable and the
+    enclosures stay tight. Its two seeds come from :func:`mpmath.besseli` computed with
+    ten extra digits and then widened by 2^8 ulps, the one place where we trust a
+    library special function rather than interval arithmetic (tests cross-check the seeds
+    against the power series).
+    """
+
+    mu1: Param
+    mu2: Param
+    offset: int = field(default=0)
+
+    def __init__(self, variance: Param, mean: int = 0) -> None:
+        half = _param("variance", variance)
+        half = half / 2
+        object.__setattr__(self, "mu1", half)
+        object.__setattr__(self, "mu2", half)
+        object.__setattr__(self, "offset", v.integer("mean", mean))
+
+    @classmethod
+    def from_rates(cls, mu1: Param, mu2: Param, offset: int = 0) -> Skellam:
+        """The asymmetric Skellam ``offset + Poisson(mu1) - Poisson(mu2)``."""
+        self = object.__new__(cls)
+        object.__setattr__(self, "mu1", _param("mu1", mu1))
+        object.__setattr__(self, "mu2", _param("mu2", mu2))
+        object.__setattr__(self, "offset", v.integer("offset", offset))
+        return self
+
+    def __repr__(self) -> str:
+        if self.mu1 == self.mu2:
+            return f"Skellam(variance={self.mu1 * 2!r}, mean={self.offset})"
+        return f"Skellam.from_rates(mu1={self.mu1!r}, mu2={self.mu2!r}, offset={self.offset})"
+
+    @property
+    def symmetric(self) -> bool:
+        return self.mu1 == self.mu2 and self.offset == 0
+
+    @property
+    def mean(self) -> float:
+        return self.offset + float(self.mu1) - float(self.mu2)
+
+    def support(self) -> tuple[float, float]:
+        return (-math.inf, math.inf)
+
+    def _center(self) -> float:
+        return self.mean
+
+    def _bessel_table(self, kmin: int, kmax: int, z: Interval) -> list[Interval]:
+        """Certified ``I_k(z)`` for ``k = kmin..kmax`` (``0 <= kmin <= kmax``)."""
+        zmid = mp.mpf(z.mid)
+        with mp.workdps(mp.dps + 10):
+            seeds = [mp.besseli(kmax + 1, zmid), mp.besseli(kmax, zmid)]
+        # The seed is evaluated at the midpoint of z; the interval of z is a single point
+        # unless a parameter is a non-dyadic Fraction, in which case its width is a few ulps
+        # and is absorbed, with mpmath's own error, by the 2^8-ulp widening.
+        slack = mp.ldexp(1, -iv.prec + 8)
+        top, cur = (iv.mpf([s * (1 - slack), s * (1 + slack)]) for s in seeds)
+        out = [cur]
+        two_over_z = 2 / z
+        for k in range(kmax, kmin, -1):
+            top, cur = cur, top + (k * two_over_z) * cur
+            out.append(cur)
+        out.reverse()
+        return out
+
+    def _intervals(self, lo: int, hi: int) -> list[Interval]:
+        mu1 = to_interval(self.mu1)
+        mu2 = to_interval(self.mu2)
+        z = 2 * iv.sqrt(mu1 * mu2)
+        ks = range(lo - self.offset, hi - self.offset + 1)
+        kmin = 0 if ks[0] <= 0 <= ks[-1] else min(abs(ks[0]), abs(ks[-1]))
+        kmax = max(abs(ks[0]), abs(ks[-1]))
+        bessel = self._bessel_table(kmin, kmax, z)
+        norm = iv.exp(-(mu1 + mu2))
+        if self.mu1 == self.mu2:
+            return [norm * bessel[abs(k) - kmin] for k in ks]
+        half_log_ratio = (iv.log(mu1) - iv.log(mu2)) / 2
+        return [norm * iv.exp(k * half_log_ratio) * bessel[abs(k) - kmin] for k in ks]
+
+    def _chernoff(self, s: int, mu_up: Param, mu_down: Param) -> Interval:
+        """``P(N_up - N_down >= s) <= exp(μu(e^θ-1) + μd(e^-θ-1) - θs)`` at the optimal θ."""
+        a = to_interval(mu_up)
+        b = to_interval(mu_down)
+        am, bm = mp.mpf(a.mid), mp.mpf(b.mid)
+        e_theta = iv.mpf((s + mp.sqrt(s * s + 4 * am * bm)) / (2 * am))
+        theta = iv.log(e_theta)
+        return iv.exp(a * (e_theta - 1) + b * (1 / e_theta - 1) - theta * s)
+
+    def _sf(self, t: int) -> Interval:
+        s = t - self.offset
+        if s <= float(self.mu1) - float(self.mu2):
+            return iv.mpf(1)
+        return self._chernoff(s, self.mu1, self.mu2)
+
+    def _cdf(self, t: int) -> Interval:
+        s = self.offset - t
+        if s <= float(self.mu2) - float(self.mu1):
+            return iv.mpf(1)
+        return self._chernoff(s, self.mu2, self.mu1)
+
+    def renyi_prior(self, shift: int, alpha: float) -> RenyiPrior:
+        # Agarwal–Kairouz–Liu 2021 Thm 3.5 at the integer order β = max(2, ceil(2α)), for the
+        # symmetric part of variance 2 min(μ1, μ2) (the rest is independent post-processing).
+        from accounting.bounds import skellam_rdp_akl
+
+        beta = max(2, math.ceil(2 * alpha))
+        if shift == 0:
+            return RenyiPrior(beta, mp.zero)
+        variance = 2 * min(self.mu1, self.mu2)
+        return RenyiPrior(beta, mp.mpf(skellam_rdp_akl(beta, variance, abs(shift))))
+
+    def max_privacy_loss(self, shift: int) -> Mpf:
+        # I_{k-Δ}(z)/I_k(z) grows without bound in k: no pure DP.
+        return mp.zero if shift == 0 else mp.inf
+
+    def rho_tail(self, shift: int, alpha: float) -> Mpf:
+        """``sup_{a >= alpha} D_a/a`` from Agarwal–Kairouz–Liu 2021 Thm 3.5.
+
+        For ``a`` in ``(k-1, k]`` (integer ``k >= 2``), ``D_a <= D_k <= AKL(k)``, so
+        ``D_a/a < AKL(k)/(k-1)``; ``AKL(k)/(k-1) = (k c + m)/(k-1)`` with ``m`` nonincreasing
+        in ``k`` decreases in ``k``, so the first ``k`` bounds all later ones.
+        """
+        from accounting.bounds import skellam_rdp_akl
+
+        if shift == 0:
+            return mp.zero
+        k = max(2, math.ceil(alpha))
+        variance = 2 * min(self.mu1, self.mu2)
+        first = mp.mpf(skellam_rdp_akl(k, variance, abs(shift))) / max(k - 1, alpha)
+        nxt = mp.mpf(skellam_rdp_akl(k + 1, variance, abs(shift))) / k
+        return max(first, nxt)
+
+    def variance(self) -> float:
+        return float(self.mu1) + float(self.mu2)
+
+    def pmf(self, x: ArrayLike) -> FloatArray:
+        xs = _as_int_array(x)
+        out = scipy.stats.skellam.pmf(xs - self.offset, float(self.mu1), float(self.mu2))
+        return np.asarray(out, dtype=np.float64)
+
+    def sample(self, rng: np.random.Generator, size: int | tuple[int, ...]) -> IntArray:
+        shape = _size(size)
+        n1 = rng.poisson(float(self.mu1), shape)
+        n2 = rng.poisson(float(self.mu2), shape)
+        return (self.offset + n1 - n2).astype(np.int64)
+
+
+# ---------------------------------------------------------------------------------------
+# Discrete Gaussian and sums of discrete Gaussians
+# ---------------------------------------------------------------------------------------
+
+
+def _gaussian_series(a: Interval, first: int) -> Interval:
+    """``Σ_{k >= first} e^{-a k^2}`` in interval arithmetic, with a certified remainder."""
+    total = iv.mpf(0)
+    k = first
+    eps = mp.ldexp(1, -iv.prec - 4)
+    while True:
+        term = iv.exp(-a * k * k)
+        total += term
+        if upper(term) < eps * max(lower(total), mp.ldexp(1, -10**6)) or upper(term) == 0:
+            break
+        k += 1
+    # Remainder Σ_{j > k} e^{-a j^2} <= e^{-a (k+1)^2} / (1 - e^{-a (2k+3)}).
+    rest = iv.exp(-a * (k + 1) ** 2) / (1 - iv.exp(-a * (2 * k + 3)))
+    return total + iv.mpf([0, upper(rest)])
+
+
+def _dg_normalizer(sigma: Interval) -> Interval:
+    """``Z = Σ_{y in Z} e^{-y^2/(2σ^2)}``, certified.
+
+    For ``σ >= 1/2`` the Poisson-summation (Jacobi theta) form
+    ``Z = sqrt(2π) σ (1 + 2 Σ_{k>=1} e^{-2π^2 σ^2 k^2})`` converges in a few terms;
+    for smaller ``σ`` the direct sum does.
+    """
+    s2 = sigma * sigma
+    if lower(sigma) >= mp.mpf("0.5"):
+        dual = 2 * iv.pi**2 * s2
+        return iv.sqrt(2 * iv.pi) * sigma * (1 + 2 * _gaussian_series(dual, 1))
+    return 1 + 2 * _gaussian_series(1 / (2 * s2), 1)
+
+
+@dataclass(frozen=True)
+class DiscreteGaussian(LatticeNoise):
+    """Discrete Gaussian ``N_Z(0, σ^2)``: ``P(x) ∝ e^{-x^2/(2σ^2)}`` (spec §2.5, CKS 2020).
+
+    ``σ^2`` is the scale parameter; the variance is slightly below it (computed exactly
+    by :meth:`variance`). The normalizer is certified (see :func:`_dg_normalizer`).
+    """
+
+    sigma: Param
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "sigma", _param("sigma", self.sigma))
+
+    @property
+    def symmetric(self) -> bool:
+        return True
+
+    def support(self) -> tuple[float, float]:
+        return (-math.inf, math.inf)
+
+    def _intervals(self, lo: int, hi: int) -> list[Interval]:
+        sigma = to_interval(self.sigma)
+        inv_two_s2 = 1 / (2 * sigma * sigma)
+        inv_z = 1 / _dg_normalizer(sigma)
+        return [inv_z * iv.exp(-(x * x) * inv_two_s2) for x in range(lo, hi + 1)]
+
+    def _sf(self, t: int) -> Interval:
+        if t <= 0:
+            return iv.mpf(1)
+        sigma = to_interval(self.sigma)
+        a = 1 / (2 * sigma * sigma)
+        # Consecutive terms shrink by e^{-a(2x+1)} <= e^{-a(2t+1)} beyond t.
+        return _geometric_tail(iv.exp(-a * t * t), iv.exp(-a * (2 * t + 1))) / _dg_normalizer(sigma)
+
+    def _cdf(self, t: int) -> Interval:
+        return self._sf(-t)
+
+    def renyi_prior(self, shift: int, alpha: float) -> RenyiPrior:
+        # CKS 2020: D_β(N_Z(Δ,σ^2) || N_Z(0,σ^2)) <= β Δ^2/(2σ^2) for every β > 1.
+        beta = 2 * alpha
+        return RenyiPrior(beta, beta * self._rho(shift))
+
+    def _rho(self, shift: int) -> Mpf:
+        return mp.mpf(shift) ** 2 / (2 * to_mpf(self.sigma) ** 2)
+
+    def max_privacy_loss(self, shift: int) -> Mpf:
+        return mp.zero if shift == 0 else mp.inf
+
+    def rho_tail(self, shift: int, alpha: float) -> Mpf:
+        return self._rho(shift)  # CKS 2020: D_a <= a Δ^2/(2σ^2) for all a
+
+    @cached_property
+    def _float_normalizer(self) -> float:
+        with precision(20):
+            return float(mp.mpf(_dg_normalizer(to_interval(self.sigma)).mid))
+
+    def variance(self) -> float:
+        with precision(20):
+            sigma = to_mpf(self.sigma)
+            s2 = sigma**2
+            if sigma >= mp.mpf("0.5"):
+                # Poisson summation of x^2 e^{-x^2/(2σ^2)}: transform √(2π)σ(σ^2 - 4π^2σ^4k^2)e^{-2π^2σ^2k^2}.
+                terms = [mp.exp(-2 * mp.pi**2 * s2 * k * k) for k in range(1, 40)]
+                num = 1 + 2 * mp.fsum((1 - 4 * mp.pi**2 * s2 * k * k) * t for k, t in enumerate(terms, 1))
+                den = 1 + 2 * mp.fsum(terms)
+                return float(s2 * num / den)
+            terms = [mp.exp(-(x * x) / (2 * s2)) for x in range(1, 60)]
+            num = 2 * mp.fsum(x * x * t for x, t in enumerate(terms, 1))
+            return float(num / (1 + 2 * mp.fsum(terms)))
+
+    def pmf(self, x: ArrayLike) -> FloatArray:
+        xs = _as_int_array(x)
+        s = float(self.sigma)
+        return np.where(xs == np.round(xs), np.exp(-(xs**2) / (2 * s * s)) / self._float_normalizer, 0.0)
+
+    def sample(self, rng: np.random.Generator, size: int | tuple[int, ...]) -> IntArray:
+        """Rejection from a discrete Laplace (CKS 2020 Algorithm 3), vectorized, float acceptance."""
+        shape = _size(size)
+        total = math.prod(shape)
+        sigma = float(self.sigma)
+        t = math.floor(sigma) + 1
+        proposal = DiscreteLaplace(t)
+        out = np.empty(total, dtype=np.int64)
+        filled = 0
+        while filled < total:
+            # The acceptance rate is at least about 1/(1 + 1/e)... draw a little extra.
+            need = total - filled
+            y = proposal.sample(rng, int(need * 1.6) + 16)
+            accept = rng.random(y.size) < np.exp(-((np.abs(y) - sigma**2 / t) ** 2) / (2 * sigma**2))
+            kept = y[accept][:need]
+            out[filled : filled + kept.size] = kept
+            filled += kept.size
+        return out.reshape(shape)
+
+
+def _to_fixed(values: list[Interval], bits: int) -> list[int]:
+    """Lower endpoints scaled by ``2^bits`` and rounded down (lower bounds stay lower bounds)."""
+    # Exact integer arithmetic on the raw mantissas: mp.floor would round to mp.prec.
+    return [mpmath.libmp.to_int(mpmath.libmp.mpf_shift(lower(x)._mpf_, bits), "f") for x in values]
+
+
+def _convolve_int(a: list[int], b: list[int]) -> list[int]:
+    """Exact convolution of nonnegative integer sequences by Kronecker substitution.
+
+    One big-integer product replaces ``len(a) * len(b)`` small ones; Python multiplies
+    big integers with Karatsuba, so this is fast even at hundreds of bits per entry.
+    """
+    width = max(a).bit_length() + max(b).bit_length() + min(len(a), len(b)).bit_length() + 1
+    nbytes = (width + 7) // 8
+    pa = int.from_bytes(b"".join(x.to_bytes(nbytes, "little") for x in a), "little")
+    pb = int.from_bytes(b"".join(x.to_bytes(nbytes, "little") for x in b), "little")
+    n = len(a) + len(b) - 1
+    raw = (pa * pb).to_bytes(n * nbytes, "little")
+    return [int.from_bytes(raw[i * nbytes : (i + 1) * nbytes], "little") for i in range(n)]
+
+
+@dataclass(frozen=True)
+class SumOfDiscreteGaussians(LatticeNoise):
+    """The sum of ``count`` independent ``N_Z(0, σ^2)`` (spec §2.5, §3.3): not a discrete Gaussian.
+
+    ``sigma`` is the per-summand (per-user) parameter. The exact table is the exact
+    convolution of lower bounds in fixed point (``F`` bits, rounded down, Kronecker
+    products), with windows cut where the sub-Gaussian tail (each summand is
+    ``σ^2``-sub-Gaussian, CKS 2020) is below ``2^-F``. The computed values are lower
+    bounds whose total ``M`` falls short of 1 by all the truncated and rounded-off mass,
+    so ``true(x) <= lower(x) + (1 - M)`` at every ``x``: a certified enclosure without any
+    bookkeeping of where mass was lost.
+    """
+
+    sigma: Param
+    count: int
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "sigma", _param("sigma", self.sigma))
+        object.__setattr__(self, "count", v.integer("count", self.count, minimum=1))
+
+    @property
+    def symmetric(self) -> bool:
+        return True
+
+    @property
+    def component(self) -> DiscreteGaussian:
+        return DiscreteGaussian(self.sigma)
+
+    def support(self) -> tuple[float, float]:
+        return (-math.inf, math.inf)
+
+    def _intervals(self, lo: int, hi: int) -> list[Interval]:
+        n = self.count
+        s = float(self.sigma)
+        reach = max(abs(lo), abs(hi))
+        # Bits: the working precision plus the dynamic range down to the window's edge
+        # (a Gaussian estimate of the smallest value there; only the efficiency depends on it).
+        edge_log2 = (reach**2 / (2 * n * s * s) + math.log(math.sqrt(2 * math.pi * n) * s + 1)) / math.log(2)
+        bits = iv.prec + int(edge_log2) + 2 * max(n, 2).bit_length() + 16
+        stages = 2 * max(n, 2).bit_length()
+
+        def cut(k: int) -> int:
+            # P(|Z_k| > W) <= 2 exp(-W^2/(2kσ^2)) <= 2^-bits / stages.
+            w = math.sqrt(2 * k * s * s * (bits * math.log(2) + math.log(4 * stages))) + 1
+            return math.ceil(w)
+
+        w1 = cut(1)
+        # The component's own rounding error is lost mass too: compute it at ``bits`` precision.
+        saved = iv.prec
+        try:
+            iv.prec = bits + 16
+            base = _to_fixed(self.component._intervals(-w1, w1), bits)
+        finally:
+            iv.prec = saved
+        base_k, base_off = 1, -w1
+        acc: list[int] | None = None
+        acc_k, acc_off = 0, 0
+        remaining = n
+        while True:
+            if remaining & 1:
+                if acc is None:
+                    acc, acc_k, acc_off = base, base_k, base_off
+                else:
+                    acc = [x >> bits for x in _convolve_int(acc, base)]
+                    acc_k += base_k
+                    acc_off += base_off
+                    acc, acc_off = _trim(acc, acc_off, max(cut(acc_k), reach))
+            remaining >>= 1
+            if not remaining:
+                break
+            base = [x >> bits for x in _convolve_int(base, base)]
+            base_k *= 2
+            base_off *= 2
+            base, base_off = _trim(base, base_off, max(cut(base_k), reach))
+        assert acc is not None
+        missing = (1 << bits) - sum(acc)
+        if missing < 0:  # impossible for lower bounds of a probability vector
+            raise AssertionError("lower bounds exceed one")
+        scale = mp.ldexp(1, -bits)
+        out: list[Interval] = []
+        for x in range(lo, hi + 1):
+            i = x - acc_off
+            low = acc[i] if 0 <= i < len(acc) else 0
+            out.append(iv.mpf([low * scale, (low + missing) * scale]))
+        return out
+
+    def _sf(self, t: int) -> Interval:
+        # Each summand is σ^2-sub-Gaussian (CKS 2020), so the sum is nσ^2-sub-Gaussian.
+        if t <= 0:
+            return iv.mpf(1)
+        sigma = to_interval(self.sigma)
+        return iv.exp(-iv.mpf(t) ** 2 / (2 * self.count * sigma * sigma))
+
+    def _cdf(self, t: int) -> Interval:
+        return self._sf(-t)
+
+    def renyi_prior(self, shift: int, alpha: float) -> RenyiPrior:
+        # Post-processing: Z + Δ = (X_1 + Δ) + (X_2 + ... + X_n), so D_β is at most the
+        # single discrete Gaussian's, <= β Δ^2/(2σ^2) (CKS 2020).
+        return self.component.renyi_prior(shift, alpha)
+
+    def max_privacy_loss(self, shift: int) -> Mpf:
+        return mp.zero if shift == 0 else mp.inf
+
+    def rho_tail(self, shift: int, alpha: float) -> Mpf:
+        # Kairouz–Liu–Steinke 2021 Prop. 13 (requires σ >= 1/2), else one summand's CKS bound.
+        from accounting.bounds import sum_discrete_gaussians_rho_kls
+
+        single = self.component.rho_tail(shift, alpha)
+        if shift == 0 or float(self.sigma) < 0.5:
+            return single
+        return min(single, to_mpf(sum_discrete_gaussians_rho_kls(float(self.sigma), self.count, abs(shift))))
+
+    def variance(self) -> float:
+        return self.count * self.component.variance()
+
+    @cached_property
+    def _float_table(self) -> tuple[int, FloatArray]:
+        n = self.count
+        s = float(self.sigma)
+        w = math.ceil(10 * s) + 2
+        xs = np.arange(-w, w + 1)
+        one = self.component.pmf(xs)
+        table = np.array([1.0])
+        offset = 0
+        base, base_off = one, -w
+        remaining = n
+        while remaining:
+            if remaining & 1:
+                table = np.convolve(table, base)
+                offset += base_off
+            remaining >>= 1
+            if remaining:
+                base = np.convolve(base, base)
+                base_off *= 2
+        return offset, table
+
+    def pmf(self, x: ArrayLike) -> FloatArray:
+        xs = _as_int_array(x)
+        offset, table = self._float_table
+        idx = xs - offset
+        inside = (idx >= 0) & (idx < table.size) & (xs == np.round(xs))
+        out = np.zeros(xs.shape, dtype=np.float64)
+        out[inside] = table[idx[inside].astype(np.int64)]
+        return out
+
+    def sample(self, rng: np.random.Generator, size: int | tuple[int, ...]) -> IntArray:
+        shape = _size(size)
+        total = math.prod(shape)
+        out = np.zeros(total, dtype=np.int64)
+        # Summands in blocks so memory stays bounded for many users.
+        block = max(1, 2**22 // max(total, 1))
+        done = 0
+        while done < self.count:
+            k = min(block, self.count - done)
+            out += self.component.sample(rng, (k, total)).sum(axis=0)
+            done += k
+        return out.reshape(shape)
+
+
+def _trim(table: list[int], offset: int, reach: int) -> tuple[list[int], int]:
+    """Keep the entries at ``|x| <= reach`` (dropping mass only lowers the lower bounds)."""
+    start = max(0, -reach - offset)
+    stop = min(len(table), reach - offset + 1)
+    return table[start:stop], offset + start
+
+
+# ---------------------------------------------------------------------------------------
+# Centered binomial
+# ---------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CenteredBinomial(LatticeNoise):
+    """``Binomial(trials, 1/2) - floor(trials/2)``: binomial noise on the integers (spec §2.7).
+
+    The support is ``[-floor(n/2), ceil(n/2)]``; the mean is 0 for even ``trials`` and 1/2
+    for odd. PMF ``C(n, k)/2^n`` computed exactly (interval log-gamma for the first value,
+    then the exact ratio recurrence).
+    """
+
+    trials: int
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "trials", v.integer("trials", self.trials, minimum=1))
+
+    @property
+    def symmetric(self) -> bool:
+        return self.trials % 2 == 0
+
+    def support(self) -> tuple[float, float]:
+        half = self.trials // 2
+        return (float(-half), float(self.trials - half))
+
+    def _center(self) -> float:
+        return 0.0
+
+    def _intervals(self, lo: int, hi: int) -> list[Interval]:
+        n = self.trials
+        half = n // 2
+        out: list[Interval] = []
+        value: Interval | None = None
+        for x in range(lo, hi + 1):
+            k = x + half
+            if k < 0 or k > n:
+                out.append(iv.mpf(0))
+                continue
+            if value is None:
+                nn = iv.mpf(n)
+                log_c = iv.loggamma(nn + 1) - iv.loggamma(iv.mpf(k + 1)) - iv.loggamma(iv.mpf(n - k + 1))
+                value = iv.exp(log_c - n * iv.log(iv.mpf(2)))
+            out.append(value)
+            value = value * (n - k) / (k + 1)
+        return out
+
+    def _sf(self, t: int) -> Interval:
+        # Hoeffding: P(B - n/2 >= s) <= exp(-2 s^2 / n) for s >= 0.
+        s = iv.mpf(t + self.trials // 2) - iv.mpf(self.trials) / 2
+        if lower(s) <= 0:
+            return iv.mpf(1)
+        return iv.exp(-2 * s * s / self.trials)
+
+    def _cdf(self, t: int) -> Interval:
+        s = iv.mpf(self.trials) / 2 - iv.mpf(t + self.trials // 2)
+        if lower(s) <= 0:
+            return iv.mpf(1)
+        return iv.exp(-2 * s * s / self.trials)
+
+    def renyi_prior(self, shift: int, alpha: float) -> RenyiPrior:
+        return RenyiPrior(math.inf, self.max_privacy_loss(shift))
+
+    def max_privacy_loss(self, shift: int) -> Mpf:
+        return mp.inf if shift else mp.zero  # X + shift has mass outside the support of X
+
+    def rho_tail(self, shift: int, alpha: float) -> Mpf:
+        return self.max_privacy_loss(shift)
+
+    def variance(self) -> float:
+        return self.trials / 4
+
+    def pmf(self, x: ArrayLike) -> FloatArray:
+        xs = _as_int_array(x)
+        out = scipy.stats.binom.pmf(xs + self.trials // 2, self.trials, 0.5)
+        return np.asarray(out, dtype=np.float64)
+
+    def sample(self, rng: np.random.Generator, size: int | tuple[int, ...]) -> IntArray:
+        return (rng.binomial(self.trials, 0.5, _size(size)) - self.trials // 2).astype(np.int64)
+
+
+# ---------------------------------------------------------------------------------------
+# A lattice distribution moved by an integer
+# ---------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Shifted(LatticeNoise):
+    """``base + shift`` for an integer ``shift``: the output of ``q(D) + X`` when ``q(D) = shift``."""
+
+    base: LatticeNoise
+    shift: int
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.base, LatticeNoise):
+            raise ParameterError("base", self.base, "a LatticeNoise")
+        object.__setattr__(self, "shift", v.integer("shift", self.shift))
+
+    @property
+    def log_concave(self) -> bool:
+        return self.base.log_concave
+
+    def support(self) -> tuple[float, float]:
+        lo, hi = self.base.support()
+        return (lo + self.shift, hi + self.shift)
+
+    def _center(self) -> float:
+        return self.base._center() + self.shift
+
+    def pmf_intervals(self, lo: int, hi: int, dps: int = DEFAULT_DPS) -> list[Interval]:
+        return self.base.pmf_intervals(lo - self.shift, hi - self.shift, dps)
+
+    def _intervals(self, lo: int, hi: int) -> list[Interval]:
+        return self.base._intervals(lo - self.shift, hi - self.shift)
+
+    def _sf(self, t: int) -> Interval:
+        return self.base._sf(t - self.shift)
+
+    def _cdf(self, t: int) -> Interval:
+        return self.base._cdf(t - self.shift)
+
+    def renyi_prior(self, shift: int, alpha: float) -> RenyiPrior:
+        return self.base.renyi_prior(shift, alpha)
+
+    def max_privacy_loss(self, shift: int) -> Mpf:
+        return self.base.max_privacy_loss(shift)
+
+    def rho_tail(self, shift: int, alpha: float) -> Mpf:
+        return self.base.rho_tail(shift, alpha)
+
+    def variance(self) -> float:
+        return self.base.variance()
+
+    def pmf(self, x: ArrayLike) -> FloatArray:
+        return self.base.pmf(np.asarray(x) - self.shift)
+
+    def sample(self, rng: np.random.Generator, size: int | tuple[int, ...]) -> NDArray[np.generic]:
+        return self.base.sample(rng, size) + self.shift
+
+
+# ---------------------------------------------------------------------------------------
+# Continuous baselines
+# ---------------------------------------------------------------------------------------
+
+
+class ContinuousNoise(NoiseDistribution):
+    """A continuous baseline; its mechanisms are accounted by closed forms."""
+
+    @abstractmethod
+    def pdf(self, x: ArrayLike) -> FloatArray:
+        """The density in float64, vectorized."""
+
+    @abstractmethod
+    def pdf_exact(self, x: float, dps: int = DEFAULT_DPS) -> Enclosure:
+        """The density at ``x``, certified."""
+
+
+@dataclass(frozen=True)
+class Laplace(ContinuousNoise):
+    """Continuous Laplace ``Lap(0, b)``, density ``e^{-|x|/b}/(2b)`` (spec §2.6; DP-SE baseline).
+
+    Floating-point Laplace noise leaks through its low-order bits (Mironov 2012): use it
+    to compare, not to deploy.
+    """
+
+    scale: Param
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "scale", _param("scale", self.scale))
+
+    def pdf(self, x: ArrayLike) -> FloatArray:
+        b = float(self.scale)
+        return np.exp(-np.abs(np.asarray(x, dtype=np.float64)) / b) / (2 * b)
+
+    def pdf_exact(self, x: float, dps: int = DEFAULT_DPS) -> Enclosure:
+        x = v.real("x", x)
+        with precision(v.dps("dps", dps)):
+            b = to_interval(self.scale)
+            return Enclosure.from_interval(iv.exp(-abs(iv.mpf(x)) / b) / (2 * b))
+
+    def variance(self) -> float:
+        return 2 * float(self.scale) ** 2
+
+    def tail_bound(self, t: float) -> float:
+        t = v.nonnegative("t", t)
+        with mp.workdps(30):
+            return float_up(mp.exp(-mp.mpf(t) / to_mpf(self.scale)))
+
+    def sample(self, rng: np.random.Generator, size: int | tuple[int, ...]) -> FloatArray:
+        return rng.laplace(0.0, float(self.scale), _size(size))
+
+
+@dataclass(frozen=True)
+class Gaussian(ContinuousNoise):
+    """Continuous Gaussian ``N(0, σ^2)`` (baseline for the Gaussian mechanism)."""
+
+    sigma: Param
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "sigma", _param("sigma", self.sigma))
+
+    def pdf(self, x: ArrayLike) -> FloatArray:
+        s = float(self.sigma)
+        xs = np.asarray(x, dtype=np.float64)
+        return np.exp(-(xs**2) / (2 * s * s)) / (math.sqrt(2 * math.pi) * s)
+
+    def pdf_exact(self, x: float, dps: int = DEFAULT_DPS) -> Enclosure:
+        x = v.real("x", x)
+        with precision(v.dps("dps", dps)):
+            s = to_interval(self.sigma)
+            xi = iv.mpf(x)
+            return Enclosure.from_interval(iv.exp(-(xi * xi) / (2 * s * s)) / (iv.sqrt(2 * iv.pi) * s))
+
+    def variance(self) -> float:
+        return float(self.sigma) ** 2
+
+    def tail_bound(self, t: float) -> float:
+        t = v.nonnegative("t", t)
+        # P(|X| >= t) = erfc(t/(σ√2)); evaluated with 20 guard digits and rounded up.
+        with mp.workdps(40):
+            value = mp.erfc(mp.mpf(t) / (to_mpf(self.sigma) * mp.sqrt(2)))
+            return float_up(value * (1 + mp.mpf(10) ** -30))
+
+    def sample(self, rng: np.random.Generator, size: int | tuple[int, ...]) -> FloatArray:
+        return rng.normal(0.0, float(self.sigma), _size(size))
