@@ -1,1 +1,63 @@
-"""dpcert accounting (placeholder; filled in below)."""
+"""dpcert accounting: exact, certified privacy guarantees for the noise real systems add.
+
+Everything a user needs is re-exported here::
+
+    from accounting import AdditiveNoise, DistributedSum, Skellam, DiscreteGaussian
+
+    mech = AdditiveNoise(Skellam(variance=100), sensitivity=1)
+    float(mech.epsilon(delta=1e-5))   # certified ε, rounded up
+
+Every ε, δ or divergence is an :class:`Enclosure` ``[lo, hi]``; ``float()`` gives ``hi``
+rounded up, so a reported privacy loss is never optimistic.
+"""
+
+from accounting import bounds
+from accounting._certified import Enclosure
+from accounting.divergence import epsilon_for_delta, hockey_stick, renyi
+from accounting.errors import AccountingError, ParameterError, ParameterTypeError, UnsupportedError
+from accounting.mechanisms import AdditiveNoise, DistributedSum, Mechanism
+from accounting.noise import (
+    CenteredBinomial,
+    ContinuousNoise,
+    DiscreteGaussian,
+    DiscreteLaplace,
+    Gaussian,
+    Geometric,
+    Laplace,
+    LatticeNoise,
+    NoiseDistribution,
+    Polya,
+    Shifted,
+    Skellam,
+    SumOfDiscreteGaussians,
+)
+
+__all__ = [
+    "AccountingError",
+    "AdditiveNoise",
+    "CenteredBinomial",
+    "ContinuousNoise",
+    "DiscreteGaussian",
+    "DiscreteLaplace",
+    "DistributedSum",
+    "Enclosure",
+    "Gaussian",
+    "Geometric",
+    "Laplace",
+    "LatticeNoise",
+    "Mechanism",
+    "NoiseDistribution",
+    "ParameterError",
+    "ParameterTypeError",
+    "Polya",
+    "Shifted",
+    "Skellam",
+    "SumOfDiscreteGaussians",
+    "UnsupportedError",
+    "bounds",
+    "epsilon_for_delta",
+    "hockey_stick",
+    "renyi",
+]
+
+__version__ = "0.1.0"

@@ -64,7 +64,7 @@ class Enclosure:
     @classmethod
     def from_interval(cls, x: Interval) -> Enclosure:
         """The enclosure given by an :mod:`mpmath.iv` interval."""
-        return cls(mp.mpf(x.a), mp.mpf(x.b))
+        return cls(lower(x), upper(x))
 
     @classmethod
     def exact(cls, x: mpmath.mpf | int | float) -> Enclosure:

@@ -66,7 +66,15 @@ def _outside(d: LatticeNoise, a: int, b: int, dps: int) -> Mpf:
 
 
 def _tables(p: LatticeNoise, q: LatticeNoise, a: int, b: int, dps: int) -> tuple[list[Interval], ...]:
-    return p.pmf_intervals(a, b, dps), q.pmf_intervals(a, b, dps)
+    """PMF enclosures of ``P`` and ``Q`` on ``a..b``; one table of the base noise for a shift pair."""
+    pb, ps = (p.base, p.shift) if isinstance(p, Shifted) else (p, 0)
+    qb, qs = (q.base, q.shift) if isinstance(q, Shifted) else (q, 0)
+    if pb != qb:
+        return p.pmf_intervals(a, b, dps), q.pmf_intervals(a, b, dps)
+    lo = a - max(ps, qs)
+    table = pb.pmf_intervals(lo, b - min(ps, qs), dps)
+    width = b - a + 1
+    return table[a - ps - lo : a - ps - lo + width], table[a - qs - lo : a - qs - lo + width]
 
 
 def hockey_stick(p: LatticeNoise, q: LatticeNoise, epsilon: float, dps: int = DEFAULT_DPS) -> Enclosure:
@@ -235,17 +243,28 @@ def renyi(p: LatticeNoise, q: LatticeNoise, alpha: float, dps: int = DEFAULT_DPS
     ps, qs = _tables(p, q, a, b, dps)
     with precision(dps):
         alpha_iv = iv.mpf(a_ord)
+        logs: dict[int, Interval] = {}  # P and Q often share entries (a shift pair): log once
+
+        def log(x: Interval) -> Interval:
+            key = id(x)
+            if key not in logs:
+                if lower(x) == 0:
+                    raise AssertionError("a PMF enclosure touches zero inside the support")
+                logs[key] = iv.log(x)
+            return logs[key]
+
+        # At an integer order the terms are p^α / q^(α-1): exact powers, no log or exp.
+        whole = int(a_ord) if a_ord.is_integer() and a_ord <= 64 else None
         total = iv.mpf(0)
         for px, qx in zip(ps, qs, strict=True):
             if upper(px) == 0:
                 continue
-            if lower(qx) == 0:
-                if upper(qx) == 0:
-                    return Enclosure(mp.inf, mp.inf)
-                raise AssertionError("a PMF enclosure touches zero inside the support")
-            if lower(px) == 0:
-                raise AssertionError("a PMF enclosure touches zero inside the support")
-            total += iv.exp(alpha_iv * iv.log(px) + (1 - alpha_iv) * iv.log(qx))
+            if upper(qx) == 0:
+                return Enclosure(mp.inf, mp.inf)
+            if whole is not None:
+                total += px**whole / qx ** (whole - 1)
+            else:
+                total += iv.exp(alpha_iv * log(px) + (1 - alpha_iv) * log(qx))
         if holder is not None:
             outside = _outside(q, a, b, dps)
             total += iv.mpf([0, _holder_tail(outside, a_ord, holder.beta, holder.bound)])

@@ -275,19 +275,38 @@ def _geometric_tail(first: Interval, ratio: Interval) -> Interval:
 # ---------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class DiscreteLaplace(LatticeNoise):
     """Discrete Laplace ``Lap_Z(b)``: ``P(x) = tanh(1/(2b)) e^{-|x|/b}`` on the integers.
 
     Definition 4 of the distributed MAB paper (spec §2.3); ``tanh(1/(2b))`` equals the
     paper's ``(e^{1/b} - 1)/(e^{1/b} + 1)``. Exact tail (Fact 3):
     ``P(X >= t) = e^{-(t-1)/b} / (e^{1/b} + 1)`` for ``t >= 1``.
+
+    Give either the scale ``b`` or, keyword-only, the ``decay`` ``β = e^{-1/b}`` in (0, 1),
+    which is how Pólya shares define it (``DistributedSum`` of ``Polya(1/n, β)``): the
+    exact computations then use ``β`` itself, not ``e^{-1/b}`` of a rounded ``b``.
     """
 
     scale: Param
+    decay: Param | None
 
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "scale", _param("scale", self.scale))
+    def __init__(self, scale: Param | None = None, *, decay: Param | None = None) -> None:
+        if (scale is None) == (decay is None):
+            raise ParameterError("scale", scale, "exactly one of scale > 0 or decay in (0, 1)")
+        if decay is not None:
+            beta = _param("decay", decay)
+            v.open_unit("decay", beta)
+            object.__setattr__(self, "decay", beta)
+            object.__setattr__(self, "scale", -1 / math.log(float(beta)))
+        else:
+            object.__setattr__(self, "scale", _param("scale", scale))
+            object.__setattr__(self, "decay", None)
+
+    def __repr__(self) -> str:
+        if self.decay is not None:
+            return f"DiscreteLaplace(decay={self.decay!r})"
+        return f"DiscreteLaplace(scale={self.scale!r})"
 
     @property
     def symmetric(self) -> bool:
@@ -297,12 +316,18 @@ class DiscreteLaplace(LatticeNoise):
         return (-math.inf, math.inf)
 
     def _q(self) -> Interval:
+        """``q = e^{-1/b}`` (the decay β itself when given)."""
+        if self.decay is not None:
+            return to_interval(self.decay)
         return iv.exp(-1 / to_interval(self.scale))
 
     def _intervals(self, lo: int, hi: int) -> list[Interval]:
-        inv_b = 1 / to_interval(self.scale)
-        c = iv.expm1(inv_b) / (iv.expm1(inv_b) + 2)
-        return [c * iv.exp(-abs(x) * inv_b) for x in range(lo, hi + 1)]
+        q = self._q()
+        c = (1 - q) / (1 + q)
+        if self.decay is None:
+            inv_b = 1 / to_interval(self.scale)
+            return [c * iv.exp(-abs(x) * inv_b) for x in range(lo, hi + 1)]
+        return [c * q ** iv.mpf(abs(x)) for x in range(lo, hi + 1)]
 
     def _sf(self, t: int) -> Interval:
         q = self._q()
@@ -317,14 +342,16 @@ class DiscreteLaplace(LatticeNoise):
         return RenyiPrior(math.inf, self.max_privacy_loss(shift))
 
     def max_privacy_loss(self, shift: int) -> Mpf:
-        # Fact 3: the loss |x| - |x - Δ| over b is at most |Δ|/b, attained at x >= Δ.
+        # Fact 3: the loss (|x| - |x - Δ|)/b is at most |Δ|/b, attained at x >= Δ.
+        if self.decay is not None:
+            return -abs(shift) * mp.log(to_mpf(self.decay))
         return abs(shift) / to_mpf(self.scale)
 
     def rho_tail(self, shift: int, alpha: float) -> Mpf:
         return self.max_privacy_loss(shift) / alpha
 
     def variance(self) -> float:
-        q = math.exp(-1 / float(self.scale))
+        q = float(self.decay) if self.decay is not None else math.exp(-1 / float(self.scale))
         return 2 * q / (1 - q) ** 2
 
     def pmf(self, x: ArrayLike) -> FloatArray:
@@ -474,12 +501,8 @@ class Skellam(LatticeNoise):
     is the asymmetric form. PMF:
     ``P(offset + k) = e^{-(μ1+μ2)} (μ1/μ2)^{k/2} I_k(2 sqrt(μ1 μ2))``.
 
-    The exact table runs the Bessel recurrence ``I_{k-1} = I_{k+1} + (2k/z) I_k``
-    downwards in interval arithmetic: a positive combination, so it is stable and the
-    enclosures stay tight. Its two seeds come from :func:`mpmath.besseli` computed with
-    ten extra digits and then widened by 2^8 ulps, the one place where we trust a
-    library special function rather than interval arithmetic (tests cross-check the seeds
-    against the power series).
+    The exact table runs the Bessel recurrence downwards in interval arithmetic (see
+    :meth:`_intervals`); tests cross-check it against :func:`mpmath.besseli`.
     """
 
     mu1: Param
@@ -521,37 +544,82 @@ class Skellam(LatticeNoise):
     def _center(self) -> float:
         return self.mean
 
-    def _bessel_table(self, kmin: int, kmax: int, z: Interval) -> list[Interval]:
-        """Certified ``I_k(z)`` for ``k = kmin..kmax`` (``0 <= kmin <= kmax``)."""
-        zmid = mp.mpf(z.mid)
-        with mp.workdps(mp.dps + 10):
-            seeds = [mp.besseli(kmax + 1, zmid), mp.besseli(kmax, zmid)]
-        # The seed is evaluated at the midpoint of z; the interval of z is a single point
-        # unless a parameter is a non-dyadic Fraction, in which case its width is a few ulps
-        # and is absorbed, with mpmath's own error, by the 2^8-ulp widening.
-        slack = mp.ldexp(1, -iv.prec + 8)
-        top, cur = (iv.mpf([s * (1 - slack), s * (1 + slack)]) for s in seeds)
-        out = [cur]
-        two_over_z = 2 / z
-        for k in range(kmax, kmin, -1):
-            top, cur = cur, top + (k * two_over_z) * cur
-            out.append(cur)
-        out.reverse()
-        return out
+    @staticmethod
+    def _bessel_ratio(k: int, z: Interval) -> Interval:
+        """An enclosure of ``r_k = I_{k+1}(z) / I_k(z)`` by its continued fraction.
+
+        ``r_ν = 1 / (2(ν+1)/z + r_{ν+1})`` and ``0 < r_ν < 1``; the map is decreasing and
+        contracting (factor about ``r^2``), so iterating it from ``[0, 1]`` at a deep
+        order ``m`` encloses ``r_k`` ever more tightly. The depth doubles until the
+        enclosure is tight to the working precision.
+        """
+        depth = 32
+        tight = mp.ldexp(1, -iv.prec + 12)
+        while True:
+            r = iv.mpf([0, 1])
+            for nu in range(k + depth, k - 1, -1):
+                r = 1 / (2 * (nu + 1) / z + r)
+            if upper(r) - lower(r) <= tight * upper(r) or depth > 10**7:
+                return r
+            depth *= 2
 
     def _intervals(self, lo: int, hi: int) -> list[Interval]:
+        """Exact PMF enclosures by the Bessel recurrence, in interval arithmetic throughout.
+
+        With ``z = 2 sqrt(μ1 μ2)`` and ``t = sqrt(μ1/μ2)``, ``P(offset + k) ∝ t^k I_|k|(z)``.
+        ``J_k = I_k / I_K`` follows from ``J_K = 1``, ``J_{K+1} = r_K`` (continued fraction)
+        and the downward recurrence ``J_{k-1} = J_{k+1} + (2k/z) J_k``: a positive
+        combination, stable and tight. The PMF is ``t^k J_|k|`` over its total, whose parts
+        beyond ``|k| = K`` are geometric series: ``r_k`` decreases in ``k`` (the Turán-type
+        inequality ``I_ν^2 > I_{ν-1} I_{ν+1}``, Thiruvenkatachar–Nanjundiah 1951), so the
+        ratio of consecutive terms stays below ``t r_K`` (resp. ``r_K / t``). No special
+        function of a library is trusted: every step is interval arithmetic.
+        """
         mu1 = to_interval(self.mu1)
         mu2 = to_interval(self.mu2)
         z = 2 * iv.sqrt(mu1 * mu2)
+        t = iv.mpf(1) if self.mu1 == self.mu2 else iv.sqrt(mu1 / mu2)
         ks = range(lo - self.offset, hi - self.offset + 1)
-        kmin = 0 if ks[0] <= 0 <= ks[-1] else min(abs(ks[0]), abs(ks[-1]))
-        kmax = max(abs(ks[0]), abs(ks[-1]))
-        bessel = self._bessel_table(kmin, kmax, z)
-        norm = iv.exp(-(mu1 + mu2))
+        # Start where the Chernoff tails say the mass beyond is negligible (no doubling later).
+        cut = mp.ldexp(1, -iv.prec - 10)
+        reach = 1
+        while max(upper(self._chernoff(reach, a, b)) for a, b in self._rate_pairs()) > cut:
+            reach *= 2
+        big = max(abs(ks[0]), abs(ks[-1]), reach)
+        while True:
+            r = self._bessel_ratio(big, z)
+            worst = max(upper(t * r), upper(r / t))
+            if worst <= 0.5:
+                break
+            big *= 2
+        two_over_z = 2 / z
+        log_t = iv.log(t)
+        negligible = mp.ldexp(1, -iv.prec - 8)
+        while True:
+            j = [iv.mpf(0)] * (big + 2)
+            j[big], j[big + 1] = iv.mpf(1), r
+            for k in range(big, 0, -1):
+                j[k - 1] = j[k + 1] + (k * two_over_z) * j[k]
+            if self.mu1 == self.mu2:
+                one = iv.mpf(1)
+                weight = {-big: one, big: one}
+                total = j[0] + 2 * sum(j[1 : big + 1], iv.mpf(0))
+            else:
+                weight = {k: iv.exp(k * log_t) for k in range(-big, big + 1)}
+                total = sum((weight[k] * j[abs(k)] for k in range(-big, big + 1)), iv.mpf(0))
+            tails = j[big] * (weight[big] * (t * r) / (1 - t * r) + weight[-big] * (r / t) / (1 - r / t))
+            # Grow the table until the mass beyond it is below the working precision.
+            if upper(tails) <= negligible * lower(total):
+                break
+            big *= 2
+            r = self._bessel_ratio(big, z)
+        norm = total + iv.mpf([0, upper(tails)])
         if self.mu1 == self.mu2:
-            return [norm * bessel[abs(k) - kmin] for k in ks]
-        half_log_ratio = (iv.log(mu1) - iv.log(mu2)) / 2
-        return [norm * iv.exp(k * half_log_ratio) * bessel[abs(k) - kmin] for k in ks]
+            return [j[abs(k)] / norm if abs(k) <= big else iv.mpf(0) for k in ks]
+        return [weight[k] * j[abs(k)] / norm if abs(k) <= big else iv.mpf(0) for k in ks]
+
+    def _rate_pairs(self) -> tuple[tuple[Param, Param], tuple[Param, Param]]:
+        return ((self.mu1, self.mu2), (self.mu2, self.mu1))
 
     def _chernoff(self, s: int, mu_up: Param, mu_down: Param) -> Interval:
         """``P(N_up - N_down >= s) <= exp(μu(e^θ-1) + μd(e^-θ-1) - θs)`` at the optimal θ."""
@@ -850,12 +918,13 @@ class SumOfDiscreteGaussians(LatticeNoise):
         missing = (1 << bits) - sum(acc)
         if missing < 0:  # impossible for lower bounds of a probability vector
             raise AssertionError("lower bounds exceed one")
-        scale = mp.ldexp(1, -bits)
         out: list[Interval] = []
         for x in range(lo, hi + 1):
             i = x - acc_off
             low = acc[i] if 0 <= i < len(acc) else 0
-            out.append(iv.mpf([low * scale, (low + missing) * scale]))
+            # Exact dyadic endpoints; iv.mpf then rounds them outward to the working precision.
+            ends = [mp.make_mpf(mpmath.libmp.from_man_exp(m, -bits)) for m in (low, low + missing)]
+            out.append(iv.mpf(ends))
         return out
 
     def _sf(self, t: int) -> Interval:

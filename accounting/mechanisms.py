@@ -1,0 +1,371 @@
+"""Mechanisms users ask about: additive noise, and distributed sums of noise shares.
+
+* :class:`AdditiveNoise` — ``q(D) + X`` for a query of sensitivity ``Δ`` (an integer for lattice
+  noise).
+* :class:`DistributedSum` — ``n`` users each add an independent share; the released sum carries
+  the ``n``-fold convolution: Pólya ``(1/n, β)`` differences make a discrete Laplace exactly
+  (Fact 1), Skellam shares a Skellam, discrete Gaussian shares a sum of discrete Gaussians.
+
+Both answer ``epsilon(delta)``, ``delta(epsilon)``, ``rdp(alpha)``, ``pure_epsilon()`` and
+``zcdp_rho()`` with certified enclosures (``float(result)`` is the upper end rounded up).
+
+Lattice noise is accounted exactly (:mod:`accounting.divergence`). The neighbouring relation is
+replace-one for a query whose value moves by at most ``Δ``: the pairs are ``(X + k, X)`` for
+``0 < |k| <= Δ`` in both directions. For log-concave noise (all of ours but Pólya with
+``r < 1``) the likelihood ratio is monotone, so each divergence is nondecreasing in ``|k|``
+and only ``k = ±Δ`` are computed (``+Δ`` alone when the noise is symmetric). The continuous
+baselines use their exact closed forms (:mod:`accounting.bounds`).
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import math
+from abc import ABC, abstractmethod
+from collections.abc import Callable
+from dataclasses import dataclass
+from fractions import Fraction
+
+from mpmath import iv, mp
+
+from accounting import _validate as v
+from accounting import bounds
+from accounting._certified import Enclosure, Mpf, lower, precision, to_mpf, upper
+from accounting.divergence import epsilon_for_delta, hockey_stick, renyi
+from accounting.errors import ParameterError, UnsupportedError
+from accounting.noise import (
+    DEFAULT_DPS,
+    CenteredBinomial,
+    ContinuousNoise,
+    DiscreteGaussian,
+    DiscreteLaplace,
+    Gaussian,
+    Laplace,
+    LatticeNoise,
+    NoiseDistribution,
+    Polya,
+    Shifted,
+    Skellam,
+    SumOfDiscreteGaussians,
+)
+
+__all__ = ["AdditiveNoise", "DistributedSum", "Mechanism"]
+
+
+def _max(enclosures: list[Enclosure]) -> Enclosure:
+    """The enclosure of the maximum of several certified values."""
+    return Enclosure(max(e.lo for e in enclosures), max(e.hi for e in enclosures))
+
+
+def _from_rounded_up(value: float) -> Enclosure:
+    """Enclose a closed form that :mod:`accounting.bounds` evaluated at >= 30 digits and rounded up.
+
+    The true value lies within one float of the returned one (the evaluation error is far
+    below an ulp), so two floats below is a safe lower end.
+    """
+    if math.isinf(value):
+        return Enclosure(mp.inf, mp.inf)
+    lo = math.nextafter(math.nextafter(value, -math.inf), -math.inf)
+    return Enclosure(mp.mpf(max(lo, 0.0)), mp.mpf(value))
+
+
+class Mechanism(ABC):
+    """What a mechanism can answer. Every answer is a certified :class:`Enclosure`."""
+
+    @abstractmethod
+    def epsilon(self, delta: float, dps: int = DEFAULT_DPS) -> Enclosure:
+        """The smallest ε with the mechanism ``(ε, δ)``-DP."""
+
+    @abstractmethod
+    def delta(self, epsilon: float, dps: int = DEFAULT_DPS) -> Enclosure:
+        """The smallest δ with the mechanism ``(ε, δ)``-DP."""
+
+    @abstractmethod
+    def rdp(self, alpha: float, dps: int = DEFAULT_DPS) -> Enclosure:
+        """The exact Rényi DP curve at order ``α`` (real ``> 1`` or ``inf``)."""
+
+    @abstractmethod
+    def pure_epsilon(self, dps: int = DEFAULT_DPS) -> Enclosure:
+        """The pure-DP ε (``D_∞``); ``inf`` when the mechanism has none."""
+
+    @abstractmethod
+    def zcdp_rho(self, dps: int = DEFAULT_DPS, rtol: float = 1e-2) -> Enclosure:
+        """``ρ = sup_{α > 1} D_α / α`` (zero-concentrated DP), ``inf`` where unbounded."""
+
+
+@dataclass(frozen=True)
+class AdditiveNoise(Mechanism):
+    """``M(D) = q(D) + X`` with ``X ~ noise`` and ``|q(D) - q(D')| <= sensitivity``.
+
+    Parameters
+    ----------
+    noise : NoiseDistribution
+        Lattice noise (then ``sensitivity`` must be an integer ``>= 1``) or a continuous baseline.
+    sensitivity : int or float
+        The sensitivity ``Δ`` of the query.
+    """
+
+    noise: NoiseDistribution
+    sensitivity: float = 1
+
+    def __post_init__(self) -> None:
+        if isinstance(self.noise, LatticeNoise):
+            d: float = v.integer("sensitivity", self.sensitivity, minimum=1)
+        elif isinstance(self.noise, ContinuousNoise):
+            d = v.positive("sensitivity", self.sensitivity)
+        else:
+            raise ParameterError("noise", self.noise, "a distribution from accounting.noise")
+        object.__setattr__(self, "sensitivity", d)
+
+    # -- the neighbouring pairs ---------------------------------------------------------
+    def _shifts(self) -> list[int]:
+        assert isinstance(self.noise, LatticeNoise)
+        d = int(self.sensitivity)
+        if self.noise.log_concave:
+            return [d] if self.noise.symmetric else [d, -d]
+        ks = range(1, d + 1)
+        return list(ks) if self.noise.symmetric else [*ks, *(-k for k in ks)]
+
+    def _pairs(self) -> list[tuple[LatticeNoise, LatticeNoise]]:
+        assert isinstance(self.noise, LatticeNoise)
+        return [(Shifted(self.noise, k), self.noise) for k in self._shifts()]
+
+    # -- answers ------------------------------------------------------------------------
+    def epsilon(self, delta: float, dps: int = DEFAULT_DPS) -> Enclosure:
+        d = v.open_unit("delta", delta)
+        dps = v.dps("dps", dps)
+        if isinstance(self.noise, Gaussian):
+            return _from_rounded_up(
+                bounds.gaussian_epsilon_analytic(float(self.noise.sigma), d, self.sensitivity)
+            )
+        if isinstance(self.noise, Laplace):
+            return _laplace_epsilon(self.noise, self.sensitivity, d)
+        return _max([epsilon_for_delta(p, q, d, dps) for p, q in self._pairs()])
+
+    def delta(self, epsilon: float, dps: int = DEFAULT_DPS) -> Enclosure:
+        eps = v.nonnegative("epsilon", epsilon)
+        dps = v.dps("dps", dps)
+        if isinstance(self.noise, Gaussian):
+            return _from_rounded_up(
+                bounds.gaussian_delta_analytic(float(self.noise.sigma), eps, self.sensitivity)
+            )
+        if isinstance(self.noise, Laplace):
+            return _from_rounded_up(bounds.laplace_delta(float(self.noise.scale), eps, self.sensitivity))
+        return _max([hockey_stick(p, q, eps, dps) for p, q in self._pairs()])
+
+    def rdp(self, alpha: float, dps: int = DEFAULT_DPS) -> Enclosure:
+        a = v.order("alpha", alpha)
+        dps = v.dps("dps", dps)
+        if isinstance(self.noise, Gaussian):
+            if math.isinf(a):
+                return Enclosure(mp.inf, mp.inf)
+            return _from_rounded_up(bounds.gaussian_rdp(a, float(self.noise.sigma), self.sensitivity))
+        if isinstance(self.noise, Laplace):
+            return _from_rounded_up(bounds.laplace_rdp(a, float(self.noise.scale), self.sensitivity))
+        return _max([renyi(p, q, a, dps) for p, q in self._pairs()])
+
+    def pure_epsilon(self, dps: int = DEFAULT_DPS) -> Enclosure:
+        return self.rdp(math.inf, dps)
+
+    def zcdp_rho(self, dps: int = DEFAULT_DPS, rtol: float = 1e-2) -> Enclosure:
+        """``ρ = sup_{α > 1} D_α/α``, certified by branch and bound over α.
+
+        On ``[a, b]``, ``(α - 1) D_α`` is convex in α (it is the log of a sum of exponentials
+        of linear functions of α), so it lies below its chord, which bounds ``D_α/α`` on the
+        whole interval; beyond the last order the noise's own tail bound applies
+        (:meth:`~accounting.noise.LatticeNoise.rho_tail`). Intervals are split until the upper
+        bound is within ``rtol`` of the best value seen, or 80 orders have been evaluated;
+        the enclosure is honest either way.
+        """
+        dps = v.dps("dps", dps)
+        tol = v.positive("rtol", rtol)
+        if isinstance(self.noise, Gaussian):
+            rho = mp.mpf(self.sensitivity) ** 2 / (2 * to_mpf(self.noise.sigma) ** 2)
+            return Enclosure.exact(rho)  # D_α/α = Δ²/(2σ²) for every α (Mironov 2017)
+        if isinstance(self.noise, Laplace):
+            pure = mp.mpf(bounds.laplace_pure_epsilon(float(self.noise.scale), self.sensitivity))
+
+            def tail(a: float) -> Mpf:
+                return pure / a  # D_α <= D_∞
+
+        else:
+            assert isinstance(self.noise, LatticeNoise)
+            noise = self.noise
+
+            def tail(a: float) -> Mpf:
+                return max(noise.rho_tail(k, a) for k in self._shifts())
+
+        return _sup_over_orders(lambda a: self.rdp(a, dps), tail, tol)
+
+
+def _laplace_epsilon(noise: Laplace, sensitivity: float, delta: float) -> Enclosure:
+    """Inverse of the Laplace mechanism's exact ``δ(ε) = 1 - exp((ε - Δ/b)/2)``: ``ε = Δ/b + 2 ln(1 - δ)``.
+
+    See :func:`accounting.bounds.laplace_delta` for the forward formula; clipped at 0.
+    """
+    with precision(30):
+        value = iv.mpf(sensitivity) / iv.mpf(float(noise.scale)) + 2 * iv.log(1 - iv.mpf(delta))
+        lo = max(mp.zero, mp.make_mpf(value._mpi_[0]))
+        return Enclosure(lo, max(mp.zero, upper(value)))
+
+
+def _sup_over_orders(
+    divergence: Callable[[float], Enclosure], tail: Callable[[float], Mpf], rtol: float
+) -> Enclosure:
+    """Certified ``sup_{α > 1} D_α / α`` (see :meth:`AdditiveNoise.zcdp_rho`)."""
+    # Orders spaced geometrically in α - 1: the chord bound's slack scales with (b-a)²/(α(α-1)).
+    grid = [1.0 + 2.0**k for k in range(-6, 9)]
+    values: dict[float, Enclosure] = {}
+
+    def at(a: float) -> Enclosure:
+        if a not in values:
+            values[a] = divergence(a)
+        return values[a]
+
+    for a in grid:
+        at(a)
+    best = max(e.lo / a for a, e in values.items())
+    if mp.isinf(best):
+        return Enclosure(mp.inf, mp.inf)
+    top = grid[-1]
+    with mp.workdps(30):
+        tail_bound = mp.mpf(tail(top))
+    # A heap of (-upper bound, a, b); (1, grid[0]] is bounded by D at its right end.
+    heap: list[tuple[Mpf, float, float]] = []
+
+    def push(a: float, b: float) -> None:
+        heapq.heappush(heap, (-_chord_bound(a, at(a) if a > 1 else None, b, at(b)), a, b))
+
+    push(1.0, grid[0])
+    for a, b in itertools.pairwise(grid):
+        push(a, b)
+    evaluations = len(values)
+    while heap:
+        neg_u, a, b = heap[0]
+        u = -neg_u
+        if u <= best * (1 + rtol) or evaluations >= 80:
+            break
+        heapq.heappop(heap)
+        mid = 1 + math.sqrt((a - 1) * (b - 1)) if a > 1 else 1 + (b - 1) / 4
+        e = at(mid)
+        evaluations += 1
+        best = max(best, e.lo / mid)
+        push(a, mid)
+        push(mid, b)
+    upper_bound = max([-heap[0][0] if heap else mp.zero, tail_bound, best])
+    return Enclosure(best, upper_bound)
+
+
+def _chord_bound(a: float, da: Enclosure | None, b: float, db: Enclosure) -> Mpf:
+    """An upper bound on ``D_α/α`` over ``α ∈ [a, b]`` from convexity of ``f(α) = (α-1) D_α``.
+
+    ``f`` lies below its chord ``c0 + c1 α`` through ``(a, f(a))`` and ``(b, f(b))`` (upper
+    ends; ``f(1) = 0``), so ``D_α/α <= g(α) = (c0 + c1 α)/(α(α-1))``. ``g`` is monotone
+    between the roots of ``c1 α² + 2 c0 α - c0 = 0``, so its maximum on ``[a, b]`` is at an
+    end or at such a root; each candidate is evaluated in interval arithmetic (a root over
+    a small interval around its computed value, which contains the true root).
+    """
+    if mp.isinf(db.hi):
+        return mp.inf
+    with precision(20):
+        ia, ib = iv.mpf(a), iv.mpf(b)
+        fa = iv.mpf(0) if da is None else (ia - 1) * iv.mpf(da.hi)
+        fb = (ib - 1) * iv.mpf(db.hi)
+        c1 = (fb - fa) / (ib - ia)
+        c0 = fa - c1 * ia
+
+        def g(x: object) -> Mpf:
+            x_iv = iv.mpf(x)
+            if a == 1.0 and lower(x_iv) <= 1:
+                # At a = 1, g(α) = f(b)/((b-1) α) (the chord through (1, 0)): no 0/0.
+                return upper(fb / ((ib - 1) * x_iv))
+            return upper((c0 + c1 * x_iv) / (x_iv * (x_iv - 1)))
+
+        candidates = [g(a if a > 1 else iv.mpf([1, 1])), g(b)]
+        m0, m1 = mp.mpf(c0.mid), mp.mpf(c1.mid)
+        roots: list[Mpf] = []
+        if m1 != 0:
+            disc = m0 * m0 + m1 * m0
+            if disc >= 0:
+                roots = [(-m0 + sgn * mp.sqrt(disc)) / m1 for sgn in (1, -1)]
+        elif m0 != 0:
+            roots = [mp.mpf(0.5)]
+        width = mp.ldexp(1, -40)
+        for r in roots:
+            if a < r < b:
+                near = iv.mpf([max(mp.mpf(a), r * (1 - width)), min(mp.mpf(b), r * (1 + width))])
+                candidates.append(g(near))
+        return max(candidates)
+
+
+@dataclass(frozen=True)
+class DistributedSum(Mechanism):
+    """``n`` users each add an independent noise share; the server sees only the sum.
+
+    The total noise is the ``n``-fold convolution of the share:
+
+    * ``Polya(r, β)`` shares, each user adding the difference of two independent draws (Fact 1,
+      Goryczka–Xiong 2015): with ``r·n = 1`` exactly, the total is the discrete Laplace with
+      ``e^{-1/b} = β``;
+    * ``Skellam`` shares: a Skellam with ``n`` times the rates (exact rational arithmetic);
+    * ``DiscreteGaussian(σ)`` shares: ``SumOfDiscreteGaussians(σ, n)``;
+    * ``CenteredBinomial(t)`` shares with even ``t``: ``CenteredBinomial(n t)``.
+
+    A share whose sum has no exact form here raises :class:`UnsupportedError` rather than
+    being approximated.
+    """
+
+    share: NoiseDistribution
+    users: int
+    sensitivity: int = 1
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "users", v.integer("users", self.users, minimum=1))
+        object.__setattr__(self, "sensitivity", v.integer("sensitivity", self.sensitivity, minimum=1))
+        self.total_noise  # noqa: B018 - validate the share now, not at the first question
+
+    @property
+    def total_noise(self) -> LatticeNoise:
+        """The distribution of the sum of all users' shares."""
+        n = self.users
+        share = self.share
+        if isinstance(share, Polya):
+            if Fraction(share.r) * n != 1:
+                raise UnsupportedError(
+                    f"Polya shares sum to a discrete Laplace only when r * users == 1 exactly; got "
+                    f"r={share.r!r}, users={n} (pass r as fractions.Fraction(1, users))"
+                )
+            return DiscreteLaplace(decay=share.beta)
+        if isinstance(share, Skellam):
+            return Skellam.from_rates(Fraction(share.mu1) * n, Fraction(share.mu2) * n, share.offset * n)
+        if isinstance(share, DiscreteGaussian):
+            return SumOfDiscreteGaussians(share.sigma, n)
+        if isinstance(share, SumOfDiscreteGaussians):
+            return SumOfDiscreteGaussians(share.sigma, share.count * n)
+        if isinstance(share, CenteredBinomial) and share.trials % 2 == 0:
+            return CenteredBinomial(share.trials * n)
+        raise UnsupportedError(
+            f"no exact distribution for the sum of {n} shares of {share!r}: supported shares are "
+            "Polya(1/users, β) differences, Skellam, DiscreteGaussian and CenteredBinomial (even trials)"
+        )
+
+    @property
+    def mechanism(self) -> AdditiveNoise:
+        """The equivalent central mechanism: the sum plus the total noise."""
+        return AdditiveNoise(self.total_noise, self.sensitivity)
+
+    def epsilon(self, delta: float, dps: int = DEFAULT_DPS) -> Enclosure:
+        return self.mechanism.epsilon(delta, dps)
+
+    def delta(self, epsilon: float, dps: int = DEFAULT_DPS) -> Enclosure:
+        return self.mechanism.delta(epsilon, dps)
+
+    def rdp(self, alpha: float, dps: int = DEFAULT_DPS) -> Enclosure:
+        return self.mechanism.rdp(alpha, dps)
+
+    def pure_epsilon(self, dps: int = DEFAULT_DPS) -> Enclosure:
+        return self.mechanism.pure_epsilon(dps)
+
+    def zcdp_rho(self, dps: int = DEFAULT_DPS, rtol: float = 1e-2) -> Enclosure:
+        return self.mechanism.zcdp_rho(dps, rtol)
