@@ -27,7 +27,7 @@ demo: $(STAMP)
 	$(PY) -m accounting demo
 
 bench: $(STAMP)
-	$(PY) -m pytest tests/benchmarks --benchmark-only --benchmark-columns=min,mean,max,rounds -p no:randomly
+	$(PY) -m pytest tests/benchmarks -o addopts="" --benchmark-only --benchmark-columns=min,median,mean,max,rounds
 
 clean:
 	rm -rf $(VENV) build *.egg-info .mypy_cache .pytest_cache .ruff_cache
