@@ -24,24 +24,35 @@ Interval: TypeAlias = Any
 Mpf: TypeAlias = Any
 
 
-def float_up(x: mpmath.mpf | int | float) -> float:
-    """The smallest float ``>= x`` (``inf`` stays ``inf``)."""
-    x = mp.mpf(x)
+def _exact(x: object) -> Mpf:
+    """``x`` as an ``mpf`` without rounding (``mp.mpf(x)`` would round to the ambient precision)."""
+    if isinstance(x, mpmath.mpf):
+        return x
+    if isinstance(x, int):
+        return mp.make_mpf(mpmath.libmp.from_int(x))
+    if isinstance(x, float):
+        return mp.make_mpf(mpmath.libmp.from_float(x))
+    raise TypeError(f"cannot convert {x!r} exactly")
+
+
+def float_up(x: Mpf | int | float) -> float:
+    """The smallest float ``>= x`` (``inf`` stays ``inf``), compared exactly."""
+    x = _exact(x)
     if mp.isinf(x):
         return math.inf if x > 0 else -math.inf
     f = float(x)
-    if mp.mpf(f) < x:
+    if _exact(f) < x:
         f = math.nextafter(f, math.inf)
     return f
 
 
-def float_down(x: mpmath.mpf | int | float) -> float:
-    """The largest float ``<= x`` (``-inf`` stays ``-inf``)."""
-    x = mp.mpf(x)
+def float_down(x: Mpf | int | float) -> float:
+    """The largest float ``<= x`` (``-inf`` stays ``-inf``), compared exactly."""
+    x = _exact(x)
     if mp.isinf(x):
         return math.inf if x > 0 else -math.inf
     f = float(x)
-    if mp.mpf(f) > x:
+    if _exact(f) > x:
         f = math.nextafter(f, -math.inf)
     return f
 

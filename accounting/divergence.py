@@ -37,7 +37,11 @@ from accounting._certified import Enclosure, Interval, Mpf, lower, precision, up
 from accounting.errors import UnsupportedError
 from accounting.noise import DEFAULT_DPS, LatticeNoise, Shifted
 
-__all__ = ["epsilon_for_delta", "hockey_stick", "renyi"]
+__all__ = ["MAX_POINTS", "epsilon_for_delta", "hockey_stick", "renyi"]
+
+#: The largest window (in lattice points) an exact sum may use; beyond it the computation is
+#: refused with UnsupportedError rather than exhausting memory (under 1 kB per point).
+MAX_POINTS = 2**18
 
 
 def _shift_pair(p: LatticeNoise, q: LatticeNoise) -> tuple[LatticeNoise, int] | None:
@@ -240,6 +244,11 @@ def renyi(p: LatticeNoise, q: LatticeNoise, alpha: float, dps: int = DEFAULT_DPS
             holder = shift[0].renyi_prior(shift[1], a_ord)
             mass = _holder_mass(target, a_ord, holder.beta, holder.bound)
             a, b = q.window(mass, dps)
+    if b - a > MAX_POINTS:
+        raise UnsupportedError(
+            f"the Rényi sum at alpha={a_ord} needs {b - a + 1} points (more than {MAX_POINTS}): "
+            "the order is too large for an exact computation with this noise"
+        )
     ps, qs = _tables(p, q, a, b, dps)
     with precision(dps):
         alpha_iv = iv.mpf(a_ord)

@@ -31,7 +31,7 @@ from mpmath import iv, mp
 
 from accounting import _validate as v
 from accounting import bounds
-from accounting._certified import Enclosure, Mpf, lower, precision, to_mpf, upper
+from accounting._certified import Enclosure, Mpf, lower, precision, to_interval, upper
 from accounting.divergence import epsilon_for_delta, hockey_stick, renyi
 from accounting.errors import ParameterError, UnsupportedError
 from accounting.noise import (
@@ -181,8 +181,11 @@ class AdditiveNoise(Mechanism):
         dps = v.dps("dps", dps)
         tol = v.positive("rtol", rtol)
         if isinstance(self.noise, Gaussian):
-            rho = mp.mpf(self.sensitivity) ** 2 / (2 * to_mpf(self.noise.sigma) ** 2)
-            return Enclosure.exact(rho)  # D_α/α = Δ²/(2σ²) for every α (Mironov 2017)
+            # D_α/α = Δ²/(2σ²) for every α (Mironov 2017). Enclosed in interval arithmetic:
+            # an mpf at the caller's precision would round it to nearest, not enclose it.
+            with precision(dps):
+                rho = iv.mpf(self.sensitivity) ** 2 / (2 * to_interval(self.noise.sigma) ** 2)
+                return Enclosure.from_interval(rho)
         if isinstance(self.noise, Laplace):
             pure = mp.mpf(bounds.laplace_pure_epsilon(float(self.noise.scale), self.sensitivity))
 
@@ -223,14 +226,19 @@ def _sup_over_orders(
             values[a] = divergence(a)
         return values[a]
 
+    def lower_ratio(e: Enclosure, a: float) -> Mpf:
+        """``e.lo / a`` rounded down (a lower bound on ``D_a / a``)."""
+        return mp.fdiv(e.lo, a, rounding="f")
+
     for a in grid:
         at(a)
-    best = max(e.lo / a for a, e in values.items())
+    best = max(lower_ratio(e, a) for a, e in values.items())
     if mp.isinf(best):
         return Enclosure(mp.inf, mp.inf)
     top = grid[-1]
     with mp.workdps(30):
-        tail_bound = mp.mpf(tail(top))
+        # The tail bounds are evaluated in mpf, rounded to nearest: widen them upwards.
+        tail_bound = mp.mpf(tail(top)) * (1 + mp.ldexp(1, -mp.prec + 8))
     # A heap of (-upper bound, a, b); (1, grid[0]] is bounded by D at its right end.
     heap: list[tuple[Mpf, float, float]] = []
 
@@ -250,7 +258,7 @@ def _sup_over_orders(
         mid = 1 + math.sqrt((a - 1) * (b - 1)) if a > 1 else 1 + (b - 1) / 4
         e = at(mid)
         evaluations += 1
-        best = max(best, e.lo / mid)
+        best = max(best, lower_ratio(e, mid))
         push(a, mid)
         push(mid, b)
     upper_bound = max([-heap[0][0] if heap else mp.zero, tail_bound, best])

@@ -30,7 +30,6 @@ from functools import cached_property, lru_cache
 
 import mpmath
 import numpy as np
-import scipy.stats
 from mpmath import iv, mp
 from numpy.typing import ArrayLike, NDArray
 
@@ -168,7 +167,11 @@ class LatticeNoise(NoiseDistribution):
         hi = v.integer("hi", hi)
         if hi < lo:
             raise ParameterError("hi", hi, f"an integer >= lo={lo}")
-        return list(_cached_table(self, lo, hi, v.dps("dps", dps)))
+        dps = v.dps("dps", dps)
+        if hi - lo > _CACHE_POINTS:  # big tables are not kept: memory, not time, is the limit there
+            with precision(dps):
+                return self._intervals(lo, hi)
+        return list(_cached_table(self, lo, hi, dps))
 
     def pmf_exact(self, x: int, dps: int = DEFAULT_DPS) -> Enclosure:
         """The PMF at ``x`` as a certified enclosure, accurate to about ``dps`` digits."""
@@ -213,7 +216,11 @@ class LatticeNoise(NoiseDistribution):
         k = math.ceil(t)
         if k == 0:
             return 1.0
-        return float_up(min(mp.one, self.sf_bound(k) + self.cdf_bound(-k)))
+        # Add and round inside a precision context: at the caller's precision (53 bits by
+        # default) the sum would be rounded to nearest, and float_up would round that.
+        sf, cdf = self.sf_bound(k), self.cdf_bound(-k)
+        with precision(DEFAULT_DPS):
+            return float_up(min(mp.one, upper(iv.mpf(sf) + iv.mpf(cdf))))
 
     def window(self, mass: Mpf, dps: int = DEFAULT_DPS) -> tuple[int, int]:
         """Integers ``a <= b`` with ``P(X < a) <= mass/2`` and ``P(X > b) <= mass/2`` (certified).
@@ -259,7 +266,11 @@ class LatticeNoise(NoiseDistribution):
         return far
 
 
-@lru_cache(maxsize=64)
+#: Tables up to this many points are cached (at most 32 of them, a few MB each).
+_CACHE_POINTS = 20_000
+
+
+@lru_cache(maxsize=32)
 def _cached_table(noise: LatticeNoise, lo: int, hi: int, dps: int) -> tuple[Interval, ...]:
     with precision(dps):
         return tuple(noise._intervals(lo, hi))
@@ -393,28 +404,22 @@ class Polya(LatticeNoise):
     def _center(self) -> float:
         return float(self.r) * float(self.beta) / (1 - float(self.beta))
 
-    def _log_pmf_at(self, x: int) -> Interval:
-        r = to_interval(self.r)
-        beta = to_interval(self.beta)
-        return (
-            iv.loggamma(x + r)
-            - iv.loggamma(r)
-            - iv.loggamma(iv.mpf(x + 1))
-            + x * iv.log(beta)
-            + r * iv.log(1 - beta)
-        )
-
     def _intervals(self, lo: int, hi: int) -> list[Interval]:
+        """``P(0) = (1-β)^r``, then the exact ratio ``P(x+1)/P(x) = β(x+r)/(x+1)`` upwards.
+
+        No log-gamma: :func:`mpmath.iv.loggamma` does not round outward reliably (at
+        ``r = 1/64`` it returns an interval with ``lo > hi``), so even a table that starts
+        far from 0 is built from ``P(0)``; the cost is ``O(hi)`` interval products.
+        """
         r = to_interval(self.r)
         beta = to_interval(self.beta)
-        out: list[Interval] = []
-        start = max(lo, 0)
-        out.extend(iv.mpf(0) for _ in range(lo, min(hi + 1, 0)))
+        out: list[Interval] = [iv.mpf(0) for _ in range(lo, min(hi + 1, 0))]
         if hi < 0:
             return out
-        value = iv.exp(self._log_pmf_at(start))
-        for x in range(start, hi + 1):
-            out.append(value)
+        value = iv.exp(r * iv.log(1 - beta))
+        for x in range(hi + 1):
+            if x >= lo:
+                out.append(value)
             value = value * beta * (x + r) / (x + 1)
         return out
 
@@ -456,6 +461,8 @@ class Polya(LatticeNoise):
 
     def pmf(self, x: ArrayLike) -> FloatArray:
         xs = _as_int_array(x)
+        import scipy.stats  # here, not at module level: importing it takes about a second
+
         out = scipy.stats.nbinom.pmf(xs, float(self.r), 1 - float(self.beta))
         return np.asarray(out, dtype=np.float64)
 
@@ -588,22 +595,28 @@ class Skellam(LatticeNoise):
         big = max(abs(ks[0]), abs(ks[-1]), reach)
         while True:
             r = self._bessel_ratio(big, z)
-            worst = max(upper(t * r), upper(r / t))
-            if worst <= 0.5:
+            # The tails beyond ``big`` are geometric series of ratio t r_K (resp. r_K / t).
+            if max(upper(t * r), upper(r / t)) < 1:
                 break
             big *= 2
         log_t = iv.log(t)
         negligible = mp.ldexp(1, -iv.prec - 8)
         while True:
-            jlo, jhi = self._recurrence(big, r, z)
+            jlo, jhi, jexp = self._recurrence(big, r, z)
 
-            def j(k: int, jlo: list[int] = jlo, jhi: list[int] = jhi) -> Interval:
-                return iv.mpf([jlo[k], jhi[k]])  # ints, rounded outward by iv
+            def j(k: int, jlo: list[int] = jlo, jhi: list[int] = jhi, jexp: list[int] = jexp) -> Interval:
+                if not jexp[k]:
+                    return iv.mpf([jlo[k], jhi[k]])  # ints, rounded outward by iv
+                ends = [mp.make_mpf(mpmath.libmp.from_man_exp(m, jexp[k])) for m in (jlo[k], jhi[k])]
+                return iv.mpf(ends)
 
             if self.mu1 == self.mu2:
                 one = iv.mpf(1)
                 weight = {-big: one, big: one}
-                total = iv.mpf([jlo[0] + 2 * sum(jlo[1 : big + 1]), jhi[0] + 2 * sum(jhi[1 : big + 1])])
+                if not jexp[0]:  # one scale throughout: exact integer sums
+                    total = iv.mpf([jlo[0] + 2 * sum(jlo[1 : big + 1]), jhi[0] + 2 * sum(jhi[1 : big + 1])])
+                else:
+                    total = j(0) + 2 * sum((j(k) for k in range(1, big + 1)), iv.mpf(0))
             else:
                 weight = {k: iv.exp(k * log_t) for k in range(-big, big + 1)}
                 total = sum((weight[k] * j(abs(k)) for k in range(-big, big + 1)), iv.mpf(0))
@@ -619,13 +632,16 @@ class Skellam(LatticeNoise):
         return [weight[k] * j(abs(k)) / norm if abs(k) <= big else iv.mpf(0) for k in ks]
 
     @staticmethod
-    def _recurrence(big: int, r: Interval, z: Interval) -> tuple[list[int], list[int]]:
-        """Integer enclosures of ``2^F J_k`` for ``k = 0..big+1`` (``J_big = 1``, ``J_{big+1} = r``).
+    def _recurrence(big: int, r: Interval, z: Interval) -> tuple[list[int], list[int], list[int]]:
+        """Integer enclosures ``lo_k 2^{e_k} <= 2^F J_k <= hi_k 2^{e_k}`` for ``k = 0..big+1``.
 
-        The recurrence ``J_{k-1} = J_{k+1} + (2k/z) J_k`` has positive coefficients, so
-        running it on lower bounds rounded down and on upper bounds rounded up (fixed point
-        with ``F`` bits beyond the working precision, exact Python integers) encloses every
-        ``J_k``: the interval arithmetic of mpmath, at a fraction of the cost.
+        ``J_big = 1``, ``J_{big+1} = r``. The recurrence ``J_{k-1} = J_{k+1} + (2k/z) J_k`` has
+        positive coefficients, so running it on lower bounds rounded down and on upper bounds
+        rounded up (fixed point with ``F`` bits beyond the working precision, exact Python
+        integers) encloses every ``J_k``: the interval arithmetic of mpmath, at a fraction of
+        the cost. ``J_k`` grows super-exponentially as ``k`` falls far below ``big`` when
+        ``big >> z``; the running pair is then shifted right (block floating point, exponents
+        ``e_k``) so the integers stay about ``2F`` bits long.
         """
         bits = iv.prec + 24
         to_int = mpmath.libmp.to_int
@@ -634,13 +650,24 @@ class Skellam(LatticeNoise):
         c_lo, c_hi = to_int(lower(scaled)._mpf_, "f"), to_int(upper(scaled)._mpf_, "c")
         lo = [0] * (big + 2)
         hi = [0] * (big + 2)
+        exps = [0] * (big + 2)
         lo[big] = hi[big] = 1 << bits
         lo[big + 1] = to_int(shift(lower(r)._mpf_, bits), "f")
         hi[big + 1] = to_int(shift(upper(r)._mpf_, bits), "c")
+        limit = 3 * bits
+        e = 0
         for k in range(big, 0, -1):
             lo[k - 1] = lo[k + 1] + ((2 * k * c_lo * lo[k]) >> bits)
             hi[k - 1] = hi[k + 1] - ((-2 * k * c_hi * hi[k]) >> bits)
-        return lo, hi
+            exps[k - 1] = e
+            if hi[k - 1].bit_length() > limit:
+                s = hi[k - 1].bit_length() - 2 * bits
+                e += s
+                for i in (k - 1, k):
+                    lo[i] >>= s
+                    hi[i] = -((-hi[i]) >> s)
+                    exps[i] = e
+        return lo, hi, exps
 
     def _rate_pairs(self) -> tuple[tuple[Param, Param], tuple[Param, Param]]:
         return ((self.mu1, self.mu2), (self.mu2, self.mu1))
@@ -685,8 +712,11 @@ class Skellam(LatticeNoise):
         """``sup_{a >= alpha} D_a/a`` from Agarwal–Kairouz–Liu 2021 Thm 3.5.
 
         For ``a`` in ``(k-1, k]`` (integer ``k >= 2``), ``D_a <= D_k <= AKL(k)``, so
-        ``D_a/a < AKL(k)/(k-1)``; ``AKL(k)/(k-1) = (k c + m)/(k-1)`` with ``m`` nonincreasing
-        in ``k`` decreases in ``k``, so the first ``k`` bounds all later ones.
+        ``D_a/a < AKL(k)/(k-1)``. With ``c = Δ²/(2σ²)``, ``AKL(k) = min(kC + D, kc + B)`` where
+        ``C = c + Δ²/(2σ⁴)``, ``D = (6Δ - Δ²)/(4σ⁴)`` and ``B = 3Δ/(2σ²)`` (the first argument
+        of the min *grows* with ``k``), so ``AKL(k)/(k-1)`` is the minimum of
+        ``C + (C + D)/(k-1)`` and ``c + (c + B)/(k-1)``; both ``C + D`` and ``c + B`` are
+        positive, so it decreases in ``k`` and the first ``k`` bounds all later ones.
         """
         from accounting.bounds import skellam_rdp_akl
 
@@ -703,6 +733,8 @@ class Skellam(LatticeNoise):
 
     def pmf(self, x: ArrayLike) -> FloatArray:
         xs = _as_int_array(x)
+        import scipy.stats  # here, not at module level: importing it takes about a second
+
         out = scipy.stats.skellam.pmf(xs - self.offset, float(self.mu1), float(self.mu2))
         return np.asarray(out, dtype=np.float64)
 
@@ -1107,6 +1139,8 @@ class CenteredBinomial(LatticeNoise):
 
     def pmf(self, x: ArrayLike) -> FloatArray:
         xs = _as_int_array(x)
+        import scipy.stats  # here, not at module level: importing it takes about a second
+
         out = scipy.stats.binom.pmf(xs + self.trials // 2, self.trials, 0.5)
         return np.asarray(out, dtype=np.float64)
 

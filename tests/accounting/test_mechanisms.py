@@ -1,0 +1,568 @@
+"""Tests of :mod:`accounting.mechanisms`: ``AdditiveNoise`` and ``DistributedSum``.
+
+The exact (certified) answers are checked against the published closed forms they must never
+exceed (spec §3.1-§3.4: Fact 3, Lemma 3 = AKL 2021 Thm 3.5, CKS 2020, Lemma 4 = KLS 2021
+Prop. 13), against exact identities derived in the docstrings, and against brute-force sums
+(``test_divergence.py``); the continuous baselines against closed forms recomputed here in
+:mod:`mpmath`. Expected values are never outputs of the code under test.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from fractions import Fraction
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from mpmath import mp
+
+from accounting import (
+    AdditiveNoise,
+    CenteredBinomial,
+    DiscreteGaussian,
+    DiscreteLaplace,
+    DistributedSum,
+    Enclosure,
+    Gaussian,
+    Geometric,
+    Laplace,
+    LatticeNoise,
+    Mechanism,
+    ParameterError,
+    ParameterTypeError,
+    Polya,
+    Shifted,
+    Skellam,
+    SumOfDiscreteGaussians,
+    UnsupportedError,
+    bounds,
+)
+from tests.accounting.test_divergence import brute_hockey, brute_renyi, float_above
+from tests.accounting.test_noise import REF_DPS, as_mpf, assert_encloses
+
+FAST = settings(max_examples=12, deadline=None)
+DPS = 15
+
+Mpf = Any
+
+
+def overlap(a: Enclosure, b: Enclosure) -> bool:
+    """Whether two enclosures of the same number can both be right."""
+    return bool(a.lo <= b.hi and b.lo <= a.hi)
+
+
+def _answers(mech: Mechanism, epsilon: float, delta: float, alpha: float) -> list[Enclosure]:
+    return [
+        mech.delta(epsilon, DPS),
+        mech.epsilon(delta, DPS),
+        mech.rdp(alpha, DPS),
+        mech.pure_epsilon(DPS),
+    ]
+
+
+# ---------------------------------------------------------------------------------------------
+# Exact values never exceed the published closed forms
+# ---------------------------------------------------------------------------------------------
+
+
+@given(variance=st.floats(0.5, 60), sensitivity=st.integers(1, 3), alpha=st.integers(2, 8))
+@FAST
+def test_skellam_rdp_is_below_lemma3(variance: float, sensitivity: int, alpha: int) -> None:
+    """Spec §3.2, Lemma 3 (AKL 2021 Thm 3.5) bounds the exact Skellam RDP at integer orders."""
+    exact = AdditiveNoise(Skellam(variance), sensitivity).rdp(alpha, DPS)
+    bound = bounds.skellam_rdp_akl(alpha, variance, sensitivity)
+    assert exact.hi <= bound
+    # The exact value is what it claims to be (brute force), so the comparison is not vacuous.
+    noise = Skellam(variance)
+    assert_encloses(exact.lo, exact.hi, brute_renyi(Shifted(noise, sensitivity), noise, alpha), rel=1e-30)
+
+
+@given(
+    variance=st.floats(0.5, 40),
+    users=st.integers(2, 50),
+    sensitivity=st.integers(1, 3),
+    alpha=st.integers(2, 6),
+)
+@FAST
+def test_distributed_skellam_rdp_is_below_lemma3_with_total_variance(
+    variance: float, users: int, sensitivity: int, alpha: int
+) -> None:
+    """Spec §3.2: n users adding Sk(0, σ²/n) each is Sk(0, σ²); Lemma 3 uses the total σ²."""
+    share = Fraction(variance) / users
+    exact = DistributedSum(Skellam(share), users, sensitivity).rdp(alpha, DPS)
+    assert exact.hi <= bounds.skellam_rdp_akl(alpha, variance, sensitivity)
+
+
+@given(sigma=st.floats(0.3, 5), sensitivity=st.integers(1, 3), alpha=st.floats(1.1, 10))
+@FAST
+def test_discrete_gaussian_rdp_is_below_cks(sigma: float, sensitivity: int, alpha: float) -> None:
+    """CKS 2020 (spec §2.5 Fact 2): D_α(N_Z(Δ, σ²) || N_Z(0, σ²)) <= αΔ²/(2σ²) for every α > 1."""
+    exact = AdditiveNoise(DiscreteGaussian(sigma), sensitivity).rdp(alpha, DPS)
+    with mp.workdps(REF_DPS):  # α·ρ exactly: a float product could round below the bound
+        assert exact.lo <= mp.mpf(alpha) * bounds.discrete_gaussian_rho_cks(sigma, sensitivity)
+
+
+@given(sigma=st.floats(0.3, 5), sensitivity=st.integers(1, 3), alpha=st.integers(2, 9))
+@FAST
+def test_discrete_gaussian_rdp_at_integer_orders_is_exactly_the_gaussian_value(
+    sigma: float, sensitivity: int, alpha: int
+) -> None:
+    """At integer α the CKS bound is attained: D_α = αΔ²/(2σ²) exactly.
+
+    Σ_x P(x-Δ)^α P(x)^{1-α} = e^{α(α-1)Δ²/(2σ²)} Σ_x e^{-(x-αΔ)²/(2σ²)} / Z, and for integer
+    αΔ the shifted theta sum equals Z, the normalizer.
+    """
+    exact = AdditiveNoise(DiscreteGaussian(sigma), sensitivity).rdp(alpha, DPS)
+    with mp.workdps(REF_DPS):
+        assert_encloses(exact.lo, exact.hi, alpha * mp.mpf(sensitivity) ** 2 / (2 * mp.mpf(sigma) ** 2))
+    assert exact.hi - exact.lo <= 1e-12 * exact.hi
+
+
+@given(
+    sigma=st.floats(0.5, 2),
+    users=st.integers(2, 4),
+    sensitivity=st.integers(1, 2),
+    alpha=st.floats(1.2, 6),
+)
+@FAST
+def test_sum_of_discrete_gaussians_rdp_is_below_lemma4(
+    sigma: float, users: int, sensitivity: int, alpha: float
+) -> None:
+    """Spec §3.3, Lemma 4 (KLS 2021 Prop. 13, σ >= 1/2): D_α <= α ε²/2 with ε from ξ."""
+    exact = DistributedSum(DiscreteGaussian(sigma), users, sensitivity).rdp(alpha, DPS)
+    with mp.workdps(REF_DPS):
+        assert exact.lo <= mp.mpf(alpha) * bounds.sum_discrete_gaussians_rho_kls(sigma, users, sensitivity)
+    assert exact.hi - exact.lo <= 1e-10 * exact.hi  # and the comparison is not vacuous
+
+
+@given(scale=st.floats(0.05, 100), sensitivity=st.integers(1, 5))
+@FAST
+def test_discrete_laplace_pure_epsilon_is_fact3(scale: float, sensitivity: int) -> None:
+    """Spec §3.1, Fact 3: Lap_Z(b) noise is (Δ/b, 0)-DP, and no smaller ε works."""
+    pure = AdditiveNoise(DiscreteLaplace(scale), sensitivity).pure_epsilon(DPS)
+    closed = bounds.discrete_laplace_pure_epsilon(scale, sensitivity)  # rounded up
+    assert pure.lo <= closed <= float_above(pure.hi)
+    with mp.workdps(REF_DPS):
+        assert_encloses(pure.lo, pure.hi, mp.mpf(sensitivity) / mp.mpf(scale))
+
+
+# ---------------------------------------------------------------------------------------------
+# The continuous baselines: exact closed forms
+# ---------------------------------------------------------------------------------------------
+
+
+def _gaussian_delta(sigma: float, epsilon: float, sensitivity: float) -> Mpf:
+    """Balle & Wang 2018 Thm 8: δ = Φ(Δ/(2σ) - εσ/Δ) - e^ε Φ(-Δ/(2σ) - εσ/Δ)."""
+    with mp.workdps(REF_DPS):
+        s, e, d = mp.mpf(sigma), mp.mpf(epsilon), mp.mpf(sensitivity)
+        return mp.ncdf(d / (2 * s) - e * s / d) - mp.exp(e) * mp.ncdf(-d / (2 * s) - e * s / d)
+
+
+def _laplace_delta(scale: float, epsilon: float, sensitivity: float) -> Mpf:
+    """P(Y + Δ > c) - e^ε P(Y > c), Y ~ Lap(0, b), c = (εb + Δ)/2 where the loss crosses ε."""
+    with mp.workdps(REF_DPS):
+        b, e, d = mp.mpf(scale), mp.mpf(epsilon), mp.mpf(sensitivity)
+        if e >= d / b:
+            return mp.zero  # the loss never exceeds Δ/b
+
+        def survival(t: Mpf) -> Mpf:
+            return mp.exp(-t / b) / 2 if t >= 0 else 1 - mp.exp(t / b) / 2
+
+        c = (e * b + d) / 2
+        return survival(c - d) - mp.exp(e) * survival(c)
+
+
+def _laplace_rdp(alpha: float, scale: float, sensitivity: float) -> Mpf:
+    """Mironov 2017 Table II with λ = b/Δ."""
+    with mp.workdps(REF_DPS):
+        a, r = mp.mpf(alpha), mp.mpf(sensitivity) / mp.mpf(scale)
+        inner = a / (2 * a - 1) * mp.exp((a - 1) * r) + (a - 1) / (2 * a - 1) * mp.exp(-a * r)
+        return mp.log(inner) / (a - 1)
+
+
+@pytest.mark.parametrize(
+    ("sigma", "epsilon", "sensitivity"), [(1.0, 0.5, 1.0), (3.0, 1.0, 2.0), (0.7, 2.0, 1.0), (10.0, 0.1, 1.0)]
+)
+def test_gaussian_mechanism_matches_balle_wang(sigma: float, epsilon: float, sensitivity: float) -> None:
+    """The Gaussian baseline: δ(ε) is Balle-Wang Thm 8, ε(δ) its inverse, D_α = αΔ²/(2σ²)."""
+    mech = AdditiveNoise(Gaussian(sigma), sensitivity)
+    delta = mech.delta(epsilon)
+    assert_encloses(delta.lo, delta.hi, _gaussian_delta(sigma, epsilon, sensitivity), rel=1e-30)
+    # ε(δ) inverts δ(ε): δ at the upper end is <= δ, and above δ just below the lower end.
+    target = 1e-5
+    eps = mech.epsilon(target)
+    assert _gaussian_delta(sigma, float_above(eps.hi), sensitivity) <= target
+    assert _gaussian_delta(sigma, float(eps.lo) * (1 - 1e-9), sensitivity) > target
+    with mp.workdps(REF_DPS):
+        rdp = mech.rdp(2.5)
+        assert_encloses(rdp.lo, rdp.hi, mp.mpf("2.5") * mp.mpf(sensitivity) ** 2 / (2 * mp.mpf(sigma) ** 2))
+    assert mp.isinf(mech.pure_epsilon().lo)
+
+
+@pytest.mark.parametrize("sigma", [3.0, 0.7, 1 / 3])
+def test_gaussian_zcdp_rho_encloses_the_exact_value(sigma: float) -> None:
+    """ρ = Δ²/(2σ²) (Bun-Steinke 2016) must be enclosed, not rounded to nearest (1/18 is not a float)."""
+    rho = AdditiveNoise(Gaussian(sigma), 1).zcdp_rho()
+    with mp.workdps(REF_DPS):
+        assert_encloses(rho.lo, rho.hi, 1 / (2 * mp.mpf(sigma) ** 2))
+
+
+@pytest.mark.parametrize(
+    ("scale", "epsilon", "sensitivity"), [(1.0, 0.5, 1.0), (2.0, 0.1, 1.0), (0.5, 1.9, 1.0), (3.0, 1.0, 2.5)]
+)
+def test_laplace_mechanism_matches_closed_forms(scale: float, epsilon: float, sensitivity: float) -> None:
+    """The Laplace baseline (spec §2.6): δ(ε) by the CDF, RDP by Mironov 2017 Table II, ε₀ = Δ/b."""
+    mech = AdditiveNoise(Laplace(scale), sensitivity)
+    delta = mech.delta(epsilon)
+    assert_encloses(delta.lo, delta.hi, _laplace_delta(scale, epsilon, sensitivity), rel=1e-30)
+    target = 1e-3
+    eps = mech.epsilon(target)
+    assert _laplace_delta(scale, float_above(eps.hi), sensitivity) <= target
+    if eps.lo > 0:
+        assert _laplace_delta(scale, float(eps.lo) * (1 - 1e-9), sensitivity) > target
+    rdp = mech.rdp(3.5)
+    assert_encloses(rdp.lo, rdp.hi, _laplace_rdp(3.5, scale, sensitivity), rel=1e-30)
+    pure = mech.pure_epsilon()
+    with mp.workdps(REF_DPS):
+        assert_encloses(pure.lo, pure.hi, mp.mpf(sensitivity) / mp.mpf(scale), rel=1e-30)
+
+
+# ---------------------------------------------------------------------------------------------
+# More noise, more privacy
+# ---------------------------------------------------------------------------------------------
+
+
+@given(
+    variance=st.floats(0.5, 50),
+    factor=st.floats(1.05, 4),
+    sensitivity=st.integers(1, 3),
+    log_delta=st.floats(-10, -2),
+)
+@FAST
+def test_skellam_epsilon_decreases_with_variance(
+    variance: float, factor: float, sensitivity: int, log_delta: float
+) -> None:
+    """Sk(0, fv) = Sk(0, v) + independent Sk(0, (f-1)v) (spec §2.4): post-processing."""
+    delta = 10.0**log_delta
+    small = AdditiveNoise(Skellam(variance), sensitivity).epsilon(delta, DPS)
+    large = AdditiveNoise(Skellam(variance * factor), sensitivity).epsilon(delta, DPS)
+    assert large.lo <= small.hi
+
+
+@given(
+    scale=st.floats(0.2, 8),
+    factor=st.floats(1.05, 3),
+    sensitivity=st.integers(1, 3),
+    log_delta=st.floats(-10, -2),
+)
+@FAST
+def test_discrete_laplace_epsilon_decreases_with_scale(
+    scale: float, factor: float, sensitivity: int, log_delta: float
+) -> None:
+    """More discrete Laplace noise gives a smaller ε(δ) and a strictly smaller pure ε (spec §3.1)."""
+    delta = 10.0**log_delta
+    small = AdditiveNoise(DiscreteLaplace(scale), sensitivity).epsilon(delta, DPS)
+    large = AdditiveNoise(DiscreteLaplace(scale * factor), sensitivity).epsilon(delta, DPS)
+    assert large.lo <= small.hi
+    assert AdditiveNoise(DiscreteLaplace(scale * factor), sensitivity).pure_epsilon(DPS).hi < (
+        AdditiveNoise(DiscreteLaplace(scale), sensitivity).pure_epsilon(DPS).lo
+    )
+
+
+@given(
+    sigma=st.floats(1, 4),
+    factor=st.floats(1.05, 1.6),
+    sensitivity=st.integers(1, 3),
+    ratio=st.floats(0, 0.75),
+)
+@FAST
+def test_discrete_gaussian_delta_decreases_with_sigma_where_the_lattice_is_fine(
+    sigma: float, factor: float, sensitivity: int, ratio: float
+) -> None:
+    """δ(ε) decreases in σ for σ >= 1 and ε <= 0.75Δ; *not* in general (see the next test).
+
+    N_Z(0, σ₂²) is not N_Z(0, σ₁²) plus independent noise, so there is no post-processing
+    argument, and δ(ε) is a sum over the lattice points beyond εσ²/Δ + Δ/2, where consecutive
+    terms shrink by about e^{-ε/Δ}. Only while ε/Δ is small does that sum behave like the
+    continuous Gaussian integral, which is monotone. The regime is empirical: a scan of
+    bounds.discrete_gaussian_delta_cks over σ in [1, 6.5] (step 0.002), ε <= Δ and Δ <= 3
+    found no increase, while ε = 1.4Δ (Δ = 1) already has some (σ = 1.06, 1.35).
+    """
+    epsilon = ratio * sensitivity
+    small = AdditiveNoise(DiscreteGaussian(sigma), sensitivity).delta(epsilon, DPS)
+    large = AdditiveNoise(DiscreteGaussian(sigma * factor), sensitivity).delta(epsilon, DPS)
+    assert large.lo <= small.hi
+
+
+def test_discrete_gaussian_privacy_is_not_monotone_in_sigma() -> None:
+    """A lattice effect: more discrete-Gaussian noise can give *less* privacy.
+
+    At ε = 4, σ = 0.375 gives δ ≈ 0.027 but σ = 0.5625 gives δ ≈ 0.077 (also documented at
+    bounds.discrete_gaussian_delta_cks). Nor does σ >= 1 cure it: at δ = 1e-10,
+    σ = 1.0625 gives ε ≈ 5.757 but σ = 1.0625² gives ε ≈ 5.821 (at ε = 5.79 the first is
+    (ε, 1e-10)-DP and the second is not). All values are confirmed by brute force.
+    """
+    small = AdditiveNoise(DiscreteGaussian(0.375)).delta(4.0, DPS)
+    large = AdditiveNoise(DiscreteGaussian(0.5625)).delta(4.0, DPS)
+    for sigma, enclosure in ((0.375, small), (0.5625, large)):
+        noise = DiscreteGaussian(sigma)
+        assert_encloses(enclosure.lo, enclosure.hi, brute_hockey(Shifted(noise, 1), noise, 4.0), rel=1e-30)
+    assert small.hi < 0.03 < 0.07 < large.lo
+
+    less, more = DiscreteGaussian(1.0625), DiscreteGaussian(1.0625**2)
+    eps_less = AdditiveNoise(less).epsilon(1e-10, DPS)
+    eps_more = AdditiveNoise(more).epsilon(1e-10, DPS)
+    assert eps_less.hi < 5.76 < 5.82 < eps_more.lo
+    assert brute_hockey(Shifted(less, 1), less, 5.79) < 1e-10 < brute_hockey(Shifted(more, 1), more, 5.79)
+
+
+# ---------------------------------------------------------------------------------------------
+# Distributed sums: the total noise of n shares
+# ---------------------------------------------------------------------------------------------
+
+
+@given(
+    users=st.integers(1, 64),
+    beta=st.one_of(st.floats(0.2, 0.95), st.integers(2, 19).map(lambda k: Fraction(k, 20))),
+    sensitivity=st.integers(1, 3),
+    epsilon=st.floats(0, 2),
+)
+@FAST
+def test_polya_shares_are_the_discrete_laplace_mechanism(
+    users: int, beta: float | Fraction, sensitivity: int, epsilon: float
+) -> None:
+    """Fact 1 (spec §2.3): n Polya(1/n, β) differences sum to Lap_Z with e^{-1/b} = β."""
+    distributed = DistributedSum(Polya(Fraction(1, users), beta), users, sensitivity)
+    central = AdditiveNoise(DiscreteLaplace(decay=beta), sensitivity)
+    answers = zip(_answers(distributed, epsilon, 1e-6, 2), _answers(central, epsilon, 1e-6, 2), strict=True)
+    for a, b in answers:
+        assert overlap(a, b)
+    pure = distributed.pure_epsilon(DPS)  # Fact 3 with Δ/b = -Δ ln β
+    with mp.workdps(REF_DPS):
+        assert_encloses(pure.lo, pure.hi, -sensitivity * mp.log(as_mpf(beta)))
+
+
+def test_polya_shares_with_float_r() -> None:
+    """r = 0.25 is exactly 1/4 in binary, so four users make a discrete Laplace too."""
+    assert overlap(
+        DistributedSum(Polya(0.25, 0.5), 4).epsilon(1e-6, DPS),
+        AdditiveNoise(DiscreteLaplace(decay=0.5)).epsilon(1e-6, DPS),
+    )
+    assert DistributedSum(Geometric(0.5), 1).total_noise == DiscreteLaplace(decay=0.5)
+
+
+@given(
+    eighths=st.integers(1, 200),
+    users=st.integers(1, 40),
+    sensitivity=st.integers(1, 3),
+    epsilon=st.floats(0, 2),
+)
+@FAST
+def test_skellam_shares_are_a_skellam_mechanism(
+    eighths: int, users: int, sensitivity: int, epsilon: float
+) -> None:
+    """Spec §2.4 closure: n shares Sk(0, v) make Sk(0, nv)."""
+    share = Fraction(eighths, 8)
+    distributed = DistributedSum(Skellam(share), users, sensitivity)
+    central = AdditiveNoise(Skellam(share * users), sensitivity)
+    answers = zip(_answers(distributed, epsilon, 1e-6, 3), _answers(central, epsilon, 1e-6, 3), strict=True)
+    for a, b in answers:
+        assert overlap(a, b)
+
+
+def test_asymmetric_skellam_shares_and_the_offset() -> None:
+    """Shares offset + Poisson(μ1) - Poisson(μ2) sum to n·offset + Poisson(nμ1) - Poisson(nμ2).
+
+    An offset is public and cannot change the privacy of the mechanism.
+    """
+    distributed = DistributedSum(Skellam.from_rates(1.5, 0.5, 3), 4, 2)
+    central = AdditiveNoise(Skellam.from_rates(6, 2, 0), 2)
+    for a, b in zip(_answers(distributed, 0.7, 1e-6, 2.5), _answers(central, 0.7, 1e-6, 2.5), strict=True):
+        assert overlap(a, b)
+
+
+@pytest.mark.parametrize(("sigma", "users"), [(0.8, 1), (0.4, 1), (1.3, 3)])
+def test_discrete_gaussian_shares(sigma: float, users: int) -> None:
+    """Spec §3.3: the sum of n discrete Gaussians; for n = 1 the fixed-point convolution code
+    (SumOfDiscreteGaussians) must agree with the direct discrete Gaussian tables."""
+    distributed = DistributedSum(DiscreteGaussian(sigma), users)
+    central = AdditiveNoise(DiscreteGaussian(sigma) if users == 1 else SumOfDiscreteGaussians(sigma, users))
+    assert isinstance(distributed.total_noise, SumOfDiscreteGaussians)
+    for a, b in zip(_answers(distributed, 0.5, 1e-6, 2.5), _answers(central, 0.5, 1e-6, 2.5), strict=True):
+        assert overlap(a, b)
+
+
+def test_binomial_shares() -> None:
+    """Even-trial centered binomial shares sum to a centered binomial (spec §2.7)."""
+    distributed = DistributedSum(CenteredBinomial(4), 3)
+    central = AdditiveNoise(CenteredBinomial(12))
+    for a, b in zip(_answers(distributed, 0.5, 1e-3, 2.5), _answers(central, 0.5, 1e-3, 2.5), strict=True):
+        assert overlap(a, b)
+    # X + 1 puts 2^-12 of mass outside the support of X: no Rényi DP, and δ(ε) >= 2^-12.
+    assert mp.isinf(distributed.rdp(2, DPS).lo)
+    assert distributed.delta(30.0, DPS).lo >= mp.mpf(2) ** -12 * (1 - mp.mpf(10) ** -12)
+
+
+@pytest.mark.parametrize(
+    ("share", "users"),
+    [
+        (Polya(0.3, 0.5), 3),  # r·n != 1 (0.3 is not 1/3)
+        (Polya(Fraction(1, 3), 0.5), 4),
+        (Geometric(0.5), 2),
+        (DiscreteLaplace(2.0), 3),
+        (CenteredBinomial(3), 2),  # odd trials: the shares' means do not cancel
+        (Gaussian(1.0), 3),
+        (Laplace(1.0), 3),
+        (Shifted(Skellam(1), 2), 3),
+    ],
+    ids=repr,
+)
+def test_unsupported_shares_raise(share: Any, users: int) -> None:
+    """A share whose n-fold sum has no exact form here is refused, not approximated (spec §9.5)."""
+    with pytest.raises(UnsupportedError) as info:
+        DistributedSum(share, users)
+    assert isinstance(info.value, ValueError)
+
+
+# ---------------------------------------------------------------------------------------------
+# Sensitivity > 1 and both directions
+# ---------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("noise", "sensitivity"),
+    [
+        (Skellam.from_rates(3, 1, 2), 2),
+        (DiscreteLaplace(1.5), 3),
+        (DiscreteGaussian(0.9), 2),
+        (Polya(2, 0.4), 1),
+    ],
+    ids=repr,
+)
+@pytest.mark.parametrize("epsilon", [0.2, 1.0])
+def test_delta_is_the_worst_neighbouring_pair(noise: LatticeNoise, sensitivity: int, epsilon: float) -> None:
+    """δ(ε) = max over shifts 0 < |k| <= Δ of both directions (spec §1.2, replace-one).
+
+    The library computes only k = ±Δ (log-concave noise); brute force tries every k.
+    """
+    shifts = [k for k in range(-sensitivity, sensitivity + 1) if k]
+    worst = max(brute_hockey(Shifted(noise, k), noise, epsilon) for k in shifts)
+    got = AdditiveNoise(noise, sensitivity).delta(epsilon, DPS)
+    assert_encloses(got.lo, got.hi, worst, rel=1e-30, abs_tol=1e-30)
+
+
+# ---------------------------------------------------------------------------------------------
+# zCDP
+# ---------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("sigma", "sensitivity"), [(1.1, 1), (5.0, 1), (0.7, 2)])
+def test_discrete_gaussian_zcdp_rho_is_cks(sigma: float, sensitivity: int) -> None:
+    """CKS 2020: sup_α D_α/α = Δ²/(2σ²), attained at integer α (see above).
+
+    Since the supremum is attained, the lower end D_α.lo/α must be rounded *down*: rounded
+    to nearest it exceeds Δ²/(2σ²) for σ = 1.1 and σ = 5.
+    """
+    rho = AdditiveNoise(DiscreteGaussian(sigma), sensitivity).zcdp_rho(dps=15)
+    with mp.workdps(REF_DPS):
+        assert_encloses(rho.lo, rho.hi, mp.mpf(sensitivity) ** 2 / (2 * mp.mpf(sigma) ** 2))
+    assert rho.hi <= 1.02 * rho.lo  # the default rtol is 1%
+
+
+def test_discrete_laplace_zcdp_rho_respects_pure_dp() -> None:
+    """ε-DP implies (ε²/2)-zCDP (Bun-Steinke 2016 Prop. 3.3): Lap_Z(2) with Δ = 1 has ρ <= 1/8."""
+    rho = AdditiveNoise(DiscreteLaplace(2.0)).zcdp_rho(dps=15)
+    assert rho.lo <= 0.125
+    assert rho.lo > 0.1  # D_α/α at a single order already gives most of it
+
+
+# ---------------------------------------------------------------------------------------------
+# Reported floats
+# ---------------------------------------------------------------------------------------------
+
+
+def test_float_of_an_enclosure_is_never_below_its_upper_end() -> None:
+    """The package docstring: ``float(result)`` is the upper end rounded up, never optimistic."""
+    eps = AdditiveNoise(DiscreteLaplace(1.0)).epsilon(1e-3)
+    assert mp.mpf(float(eps)) >= eps.hi  # mp.mpf of a float is exact: an exact comparison
+
+
+# ---------------------------------------------------------------------------------------------
+# Validation
+# ---------------------------------------------------------------------------------------------
+
+nan = math.nan
+
+BAD_MECHANISMS: list[tuple[str, Any, str, type[Exception]]] = [
+    ("lattice-frac-sensitivity", lambda: AdditiveNoise(Skellam(1), 1.5), "sensitivity", ParameterError),
+    ("lattice-zero-sensitivity", lambda: AdditiveNoise(Skellam(1), 0), "sensitivity", ParameterError),
+    ("lattice-negative-sensitivity", lambda: AdditiveNoise(Skellam(1), -2), "sensitivity", ParameterError),
+    ("lattice-nan-sensitivity", lambda: AdditiveNoise(Skellam(1), nan), "sensitivity", ParameterError),
+    ("lattice-bool-sensitivity", lambda: AdditiveNoise(Skellam(1), True), "sensitivity", ParameterTypeError),
+    ("continuous-zero-sensitivity", lambda: AdditiveNoise(Laplace(1), 0), "sensitivity", ParameterError),
+    ("continuous-nan-sensitivity", lambda: AdditiveNoise(Gaussian(1), nan), "sensitivity", ParameterError),
+    ("not-a-noise", lambda: AdditiveNoise("gaussian"), "noise", ParameterError),  # type: ignore[arg-type]
+    ("zero-users", lambda: DistributedSum(Skellam(1), 0), "users", ParameterError),
+    ("frac-users", lambda: DistributedSum(Skellam(1), 2.5), "users", ParameterError),  # type: ignore[arg-type]
+    (
+        "distributed-sensitivity",
+        lambda: DistributedSum(Skellam(1), 2, 1.5),  # type: ignore[arg-type]
+        "sensitivity",
+        ParameterError,
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("build", "name", "error"), [c[1:] for c in BAD_MECHANISMS], ids=[c[0] for c in BAD_MECHANISMS]
+)
+def test_bad_mechanism_parameters_raise(build: Any, name: str, error: type[Exception]) -> None:
+    """Lattice noise needs an integer sensitivity >= 1 (1.5 is refused); users >= 1."""
+    with pytest.raises(error) as info:
+        build()
+    assert getattr(info.value, "name", None) == name
+    assert name in str(info.value)
+
+
+MECHANISMS = [
+    AdditiveNoise(Skellam(4)),
+    AdditiveNoise(Gaussian(1.0)),
+    AdditiveNoise(Laplace(1.0)),
+    DistributedSum(DiscreteGaussian(1.0), 3),
+]
+
+
+@pytest.mark.parametrize("mech", MECHANISMS, ids=repr)
+@pytest.mark.parametrize("delta", [0, 1, -1, nan, 2.0])
+def test_delta_outside_the_open_unit_interval_raises(mech: Mechanism, delta: float) -> None:
+    """δ must lie in (0, 1), for lattice and continuous noise alike."""
+    with pytest.raises(ParameterError) as info:
+        mech.epsilon(delta)
+    assert info.value.name == "delta"
+
+
+@pytest.mark.parametrize("mech", MECHANISMS, ids=repr)
+@pytest.mark.parametrize("alpha", [1, 0.5, -3, nan])
+def test_order_at_most_one_raises(mech: Mechanism, alpha: float) -> None:
+    """Rényi orders α <= 1 (and NaN) are refused."""
+    with pytest.raises(ParameterError) as info:
+        mech.rdp(alpha)
+    assert info.value.name == "alpha"
+
+
+@pytest.mark.parametrize("mech", MECHANISMS, ids=repr)
+def test_other_bad_arguments_raise(mech: Mechanism) -> None:
+    """Negative or NaN ε, rtol = 0 and an out-of-range precision are refused."""
+    cases: list[tuple[Callable[[], object], str]] = [
+        (lambda: mech.delta(-0.5), "epsilon"),
+        (lambda: mech.delta(nan), "epsilon"),
+        (lambda: mech.zcdp_rho(rtol=0), "rtol"),
+        (lambda: mech.epsilon(1e-5, dps=3), "dps"),
+    ]
+    for call, name in cases:
+        with pytest.raises(ParameterError) as info:
+            call()
+        assert info.value.name == name
