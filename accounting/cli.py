@@ -1,5 +1,8 @@
 """The ``dp-account`` command line (also ``python -m accounting``).
 
+Subcommands ``epsilon``, ``delta``, ``rdp``, ``calibrate``, ``protocol`` and ``demo``, each with
+``--json``. Invalid input exits with status 2 and a one-line message naming the bad option.
+
 ``dp-account demo`` prints, for a few target ε at one δ, the exact ε(δ) of discrete noise
 sized by the classic recipes next to what the best published closed form claims for the
 same noise, so one sees how much exact accounting saves.
@@ -13,13 +16,28 @@ import math
 import sys
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
+from fractions import Fraction
+from typing import NoReturn
+
+from mpmath import mp
 
 from accounting import bounds
-from accounting._certified import float_up
+from accounting._certified import float_down, float_up
+from accounting.accountant import ROUTES, Accountant, mechanism_to_dict, noise_to_dict
+from accounting.calibration import FAMILIES, calibrate, protocol_parameters
 from accounting.conversion import rdp_to_dp
-from accounting.errors import AccountingError
+from accounting.errors import AccountingError, ParameterError, ParameterTypeError
 from accounting.mechanisms import AdditiveNoise, DistributedSum, Mechanism
-from accounting.noise import DiscreteGaussian, DiscreteLaplace, Skellam
+from accounting.noise import (
+    CenteredBinomial,
+    DiscreteGaussian,
+    DiscreteLaplace,
+    Gaussian,
+    Laplace,
+    NoiseDistribution,
+    Polya,
+    Skellam,
+)
 
 #: Orders for converting a zCDP curve (valid at every real α > 1) with Lemma 10.
 _REAL_ORDERS = [1 + 10 ** (k / 40) for k in range(-120, 161)]
@@ -127,6 +145,190 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     return 0
 
 
+_NOISES = ("gaussian", "laplace", "discrete-laplace", "discrete-gaussian", "skellam", "polya", "binomial")
+
+
+def _noise(args: argparse.Namespace) -> NoiseDistribution:
+    """The noise (each user's share when ``--users`` > 1) named by the options."""
+    kind = args.noise
+
+    def need(option: str) -> float:
+        value = getattr(args, option)
+        if value is None:
+            raise AccountingError(f"--noise {kind} needs --{option}")
+        return float(value)
+
+    if kind == "gaussian":
+        return Gaussian(need("sigma"))
+    if kind == "laplace":
+        return Laplace(need("scale"))
+    if kind == "discrete-laplace":
+        return DiscreteLaplace(need("scale"))
+    if kind == "discrete-gaussian":
+        return DiscreteGaussian(need("sigma"))
+    if kind == "skellam":
+        return Skellam(need("variance"))
+    if kind == "polya":
+        return Polya(Fraction(1, args.users), need("beta"))
+    if kind == "binomial":
+        return CenteredBinomial(int(need("trials")))
+    raise ParameterError("--noise", kind, "one of " + ", ".join(_NOISES))  # pragma: no cover
+
+
+def _mechanism(args: argparse.Namespace) -> Mechanism:
+    share = _noise(args)
+    if args.users > 1:
+        if isinstance(share, Gaussian):
+            # Gaussian shares sum to a Gaussian of n times the variance.
+            with mp.workdps(40):
+                total = Gaussian(float_down(mp.sqrt(args.users) * mp.mpf(float(share.sigma))))
+            return AdditiveNoise(total, args.sensitivity)
+        return DistributedSum(share, args.users, args.sensitivity)
+    return AdditiveNoise(share, args.sensitivity)
+
+
+def _describe(mech: Mechanism) -> dict[str, object]:
+    out: dict[str, object] = {"mechanism": mechanism_to_dict(mech)}
+    if isinstance(mech, DistributedSum):
+        out["total_noise"] = noise_to_dict(mech.total_noise)
+        out["total_variance"] = mech.total_noise.variance()
+    return out
+
+
+def _inputs(args: argparse.Namespace, names: Sequence[str]) -> dict[str, object]:
+    return {name: getattr(args, name) for name in names if getattr(args, name, None) is not None}
+
+
+_NOISE_OPTIONS = (
+    "noise",
+    "sigma",
+    "variance",
+    "scale",
+    "beta",
+    "trials",
+    "users",
+    "sensitivity",
+    "compositions",
+)
+
+
+def _emit(args: argparse.Namespace, record: dict[str, object], text: str) -> int:
+    if args.json:
+        print(json.dumps(record, indent=2, default=str))
+    else:
+        print(text)
+    return 0
+
+
+def _cmd_epsilon(args: argparse.Namespace) -> int:
+    mech = _mechanism(args)
+    answer = Accountant(dps=args.dps).compose(mech, args.compositions).epsilon(args.delta, args.route)
+    record: dict[str, object] = {
+        "command": "epsilon",
+        "inputs": _inputs(args, (*_NOISE_OPTIONS, "delta", "route")),
+        "epsilon": answer.value.upper,
+        "epsilon_lower": answer.value.lower,
+        "route": answer.route,
+        "candidates": answer.candidates,
+        "dps": args.dps,
+    } | _describe(mech)
+    text = f"epsilon = {answer.value.upper!r} at delta = {args.delta:g} (route {answer.route}; rounded up)"
+    return _emit(args, record, text + _total_line(mech))
+
+
+def _cmd_delta(args: argparse.Namespace) -> int:
+    mech = _mechanism(args)
+    answer = Accountant(dps=args.dps).compose(mech, args.compositions).delta(args.epsilon, args.route)
+    record: dict[str, object] = {
+        "command": "delta",
+        "inputs": _inputs(args, (*_NOISE_OPTIONS, "epsilon", "route")),
+        "delta": answer.value.upper,
+        "delta_lower": answer.value.lower,
+        "route": answer.route,
+        "candidates": answer.candidates,
+        "dps": args.dps,
+    } | _describe(mech)
+    text = f"delta = {answer.value.upper!r} at epsilon = {args.epsilon:g} (route {answer.route}; rounded up)"
+    return _emit(args, record, text + _total_line(mech))
+
+
+def _cmd_rdp(args: argparse.Namespace) -> int:
+    mech = _mechanism(args)
+    values = {str(a): args.compositions * mech.rdp(a, args.dps).upper for a in args.alpha}
+    values = {a: float_up(mp.mpf(x)) for a, x in values.items()}
+    record: dict[str, object] = {
+        "command": "rdp",
+        "inputs": _inputs(args, (*_NOISE_OPTIONS, "alpha")),
+        "rdp": values,
+        "dps": args.dps,
+    } | _describe(mech)
+    text = "\n".join(f"rdp({a}) = {x!r}" for a, x in values.items())
+    return _emit(args, record, text + _total_line(mech))
+
+
+def _total_line(mech: Mechanism) -> str:
+    if isinstance(mech, DistributedSum):
+        return f"\ntotal noise of {mech.users} users: {mech.total_noise!r}"
+    return ""
+
+
+def _cmd_calibrate(args: argparse.Namespace) -> int:
+    family = args.noise
+    cal = calibrate(
+        family,
+        args.epsilon,
+        args.delta,
+        sensitivity=args.sensitivity,
+        compositions=args.compositions,
+        users=args.users,
+        route=args.route,
+        dps=args.dps,
+    )
+    record: dict[str, object] = {
+        "command": "calibrate",
+        "inputs": _inputs(
+            args, ("noise", "epsilon", "delta", "sensitivity", "compositions", "users", "route")
+        ),
+        "parameter": cal.parameter,
+        cal.parameter.replace(" ", "_"): cal.value,
+        "epsilon_certified": cal.epsilon.upper,
+        "route": cal.route,
+        "dps": args.dps,
+    } | _describe(cal.mechanism)
+    if cal.share is not None:
+        record["share"] = noise_to_dict(cal.share)
+    text = (
+        f"{family}: {cal.parameter} = {cal.value!r} (rounded toward more noise)\n"
+        f"certified epsilon = {cal.epsilon.upper!r} <= {args.epsilon:g} at delta = {args.delta:g} "
+        f"over {args.compositions} composition(s) (route {cal.route})"
+    )
+    if cal.share is not None:
+        text += f"\neach of {args.users} users adds {cal.share!r}"
+    return _emit(args, record, text)
+
+
+def _cmd_protocol(args: argparse.Namespace) -> int:
+    par = protocol_parameters(args.theorem, args.epsilon, args.users, args.horizon, args.scale, args.p)
+    record: dict[str, object] = {
+        "command": "protocol",
+        "inputs": _inputs(args, ("theorem", "epsilon", "users", "horizon", "scale", "p")),
+        "g": par.g,
+        "tau": par.tau,
+        "m": par.m,
+        "bits_per_user": par.bits,
+        "share": noise_to_dict(par.share) if par.share is not None else None,
+        "server_noise": noise_to_dict(par.server_noise) if par.server_noise is not None else None,
+        "privacy": par.privacy,
+    }
+    noise = par.share if par.share is not None else par.server_noise
+    text = (
+        f"Theorem {par.theorem}: g = {par.g}, tau = {par.tau}, m = {par.m}, {par.bits} bits per user\n"
+        f"noise: {noise!r} ({'per user' if par.share is not None else 'added by the server'})\n"
+        f"privacy: {par.privacy}"
+    )
+    return _emit(args, record, text)
+
+
 def _positive_float(text: str) -> float:
     try:
         value = float(text)
@@ -137,6 +339,36 @@ def _positive_float(text: str) -> float:
     return value
 
 
+def _nonnegative_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not (math.isfinite(value) and value >= 0):
+        raise argparse.ArgumentTypeError(f"{text!r} must be a finite number >= 0")
+    return value
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} must be an integer >= 1")
+    return value
+
+
+def _order(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if math.isnan(value) or not value > 1:
+        raise argparse.ArgumentTypeError(f"{text!r} must be a number > 1 (or inf)")
+    return value
+
+
 def _unit_float(text: str) -> float:
     value = _positive_float(text)
     if value >= 1:
@@ -144,8 +376,15 @@ def _unit_float(text: str) -> float:
     return value
 
 
+class _Parser(argparse.ArgumentParser):
+    """An argument parser whose errors are one line (``prog: error: ...``), exit status 2."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message}\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="dp-account",
         description="Certified privacy accounting for discrete (and continuous) noise.",
     )
@@ -159,6 +398,61 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--dps", type=int, default=20, help="working precision in digits (default 20)")
     demo.add_argument("--json", action="store_true", help="print JSON instead of a table")
     demo.set_defaults(func=_cmd_demo)
+
+    def noise_options(cmd: argparse.ArgumentParser) -> None:
+        cmd.add_argument(
+            "--noise", choices=_NOISES, required=True, help="the noise (a user's share with --users)"
+        )
+        cmd.add_argument("--sigma", type=_positive_float, help="σ (gaussian, discrete-gaussian)")
+        cmd.add_argument("--variance", type=_positive_float, help="variance (skellam)")
+        cmd.add_argument("--scale", type=_positive_float, help="scale b (laplace, discrete-laplace)")
+        cmd.add_argument("--beta", type=_unit_float, help="β of Pólya(1/users, β) shares (polya)")
+        cmd.add_argument("--trials", type=_positive_int, help="trials (binomial)")
+        common(cmd)
+
+    def common(cmd: argparse.ArgumentParser) -> None:
+        cmd.add_argument("--users", type=_positive_int, default=1, help="users adding shares (default 1)")
+        cmd.add_argument("--sensitivity", type=_positive_float, default=1, help="sensitivity Δ (default 1)")
+        cmd.add_argument(
+            "--compositions", type=_positive_int, default=1, help="releases composed (default 1)"
+        )
+        cmd.add_argument("--route", choices=ROUTES, default="auto", help="accounting route (default auto)")
+        cmd.add_argument(
+            "--dps", type=_positive_int, default=20, help="working precision in digits (default 20)"
+        )
+        cmd.add_argument("--json", action="store_true", help="print one JSON object")
+
+    eps_cmd = sub.add_parser("epsilon", help="the certified ε at a δ")
+    noise_options(eps_cmd)
+    eps_cmd.add_argument("--delta", type=_unit_float, required=True, help="δ in (0, 1)")
+    eps_cmd.set_defaults(func=_cmd_epsilon)
+
+    delta_cmd = sub.add_parser("delta", help="the certified δ at an ε")
+    noise_options(delta_cmd)
+    delta_cmd.add_argument("--epsilon", type=_nonnegative_float, required=True, help="ε >= 0")
+    delta_cmd.set_defaults(func=_cmd_delta)
+
+    rdp_cmd = sub.add_parser("rdp", help="the exact Rényi DP curve at given orders")
+    noise_options(rdp_cmd)
+    rdp_cmd.add_argument("--alpha", type=_order, nargs="+", required=True, help="orders α > 1 (or inf)")
+    rdp_cmd.set_defaults(func=_cmd_rdp)
+
+    cal_cmd = sub.add_parser("calibrate", help="the least noise meeting (ε, δ)")
+    cal_cmd.add_argument("--noise", choices=FAMILIES, required=True, help="noise family")
+    cal_cmd.add_argument("--epsilon", type=_positive_float, required=True, help="target ε > 0")
+    cal_cmd.add_argument("--delta", type=_unit_float, required=True, help="target δ in (0, 1)")
+    common(cal_cmd)
+    cal_cmd.set_defaults(func=_cmd_calibrate, dps=15)
+
+    proto = sub.add_parser("protocol", help="parameters of Theorems 1-6 of the distributed MAB paper")
+    proto.add_argument("--theorem", type=int, choices=range(1, 7), required=True, help="1..6")
+    proto.add_argument("--epsilon", type=_positive_float, required=True, help="ε > 0")
+    proto.add_argument("--users", type=_positive_int, required=True, help="users in the batch, n = l(b)")
+    proto.add_argument("--horizon", type=_positive_int, required=True, help="horizon T")
+    proto.add_argument("--scale", type=_positive_float, help="scaling factor s >= 1 (Theorems 2 and 4)")
+    proto.add_argument("--p", type=_unit_float, help="failure probability in τ (default 1/T)")
+    proto.add_argument("--json", action="store_true", help="print one JSON object")
+    proto.set_defaults(func=_cmd_protocol)
     return parser
 
 
@@ -167,7 +461,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         code: int = args.func(args)
-    except AccountingError as err:
+    except (AccountingError, ParameterTypeError) as err:
         print(f"dp-account: error: {err}", file=sys.stderr)
         return 2
     return code

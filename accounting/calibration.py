@@ -1,0 +1,369 @@
+"""Calibration: the least noise that meets a target ``(ε, δ)``, certified; protocol parameters.
+
+:func:`calibrate` searches the noise parameter (σ, variance or scale) for the smallest value whose
+certified ε at ``δ`` (by the :class:`~accounting.accountant.Accountant`, over ``compositions``
+events) is at most the target, and returns the parameter rounded toward *more* noise together
+with the certified ε it achieves. The search runs on ``log θ`` by regula falsi (Illinois), keeping
+a bracket ``[lo, hi]`` with ``ε(lo) > target >= ε(hi)``; ``hi`` is returned, so the target is
+always met by the value returned, which was itself evaluated exactly.
+
+Monotonicity of ε in the noise level is what makes the bracket find the *smallest* noise; it
+holds for every family here except the discrete Gaussian at small σ (about σ < 1), where lattice
+effects make δ(ε) non-monotone. There the value returned still meets the target, but a smaller
+one might too.
+
+:func:`protocol_parameters` gives the distributed MAB paper's Theorems 1–6 parameters
+(spec §4.4, §5).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from fractions import Fraction
+
+from mpmath import mp
+
+from accounting import _validate as v
+from accounting import bounds
+from accounting._certified import Enclosure, float_up
+from accounting.accountant import ROUTES, Accountant
+from accounting.errors import ParameterError, UnsupportedError
+from accounting.mechanisms import AdditiveNoise, DistributedSum, Mechanism
+from accounting.noise import (
+    DiscreteGaussian,
+    DiscreteLaplace,
+    Gaussian,
+    Laplace,
+    NoiseDistribution,
+    Polya,
+    Skellam,
+)
+
+__all__ = ["FAMILIES", "Calibration", "ProtocolParameters", "calibrate", "protocol_parameters"]
+
+FAMILIES = ("gaussian", "laplace", "discrete-laplace", "discrete-gaussian", "skellam")
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """The result of :func:`calibrate`.
+
+    Attributes
+    ----------
+    parameter : str
+        What ``value`` is: ``"sigma"``, ``"scale"`` or ``"variance"`` of the total noise, or
+        ``"sigma per user"`` for discrete Gaussian shares (their sum is no discrete Gaussian).
+    value : float
+        The calibrated parameter, rounded toward more noise.
+    share : NoiseDistribution or None
+        Each user's share when ``users > 1``.
+    mechanism : Mechanism
+        The mechanism to run (one release); it was composed ``compositions`` times.
+    epsilon : Enclosure
+        The certified ε it achieves at ``delta`` (``epsilon.upper <= target``).
+    route : str
+        The accounting route that certified it.
+    """
+
+    family: str
+    parameter: str
+    value: float
+    share: NoiseDistribution | None
+    mechanism: Mechanism
+    epsilon: Enclosure
+    target_epsilon: float
+    delta: float
+    route: str
+    compositions: int
+    users: int
+    sensitivity: float
+
+
+def _builder(family: str, sensitivity: float, users: int) -> tuple[str, Callable[[float], Mechanism]]:
+    """The parameter searched and the mechanism it gives."""
+    n = users
+    if family == "gaussian":
+        return "sigma", lambda s: AdditiveNoise(Gaussian(s), sensitivity)
+    if family == "laplace":
+        if n > 1:
+            raise UnsupportedError(
+                "a sum of Laplace shares is not a Laplace: use discrete-laplace (Pólya shares)"
+            )
+        return "scale", lambda b: AdditiveNoise(Laplace(b), sensitivity)
+    if family == "discrete-laplace":
+        if n == 1:
+            return "scale", lambda b: AdditiveNoise(DiscreteLaplace(b), sensitivity)
+
+        def polya(b: float) -> Mechanism:
+            # β = e^{-1/b} rounded up: a larger β is more noise.
+            with mp.workdps(40):
+                exact = mp.exp(-1 / mp.mpf(b))
+                beta = float(exact)
+                if mp.mpf(beta) < exact:
+                    beta = math.nextafter(beta, 1.0)
+            return DistributedSum(Polya(Fraction(1, n), beta), n, int(sensitivity))
+
+        return "scale", polya
+    if family == "discrete-gaussian":
+        if n == 1:
+            return "sigma", lambda s: AdditiveNoise(DiscreteGaussian(s), sensitivity)
+        return "sigma per user", lambda s: DistributedSum(DiscreteGaussian(s), n, int(sensitivity))
+    if family == "skellam":
+        if n == 1:
+            return "variance", lambda var: AdditiveNoise(Skellam(var), sensitivity)
+        # Shares of exactly variance/n (a Fraction): the total is exactly the calibrated variance.
+        return "variance", lambda var: DistributedSum(Skellam(Fraction(var) / n), n, int(sensitivity))
+    raise ParameterError("noise_family", family, "one of " + ", ".join(FAMILIES))
+
+
+def calibrate(
+    noise_family: str,
+    epsilon: float,
+    delta: float,
+    sensitivity: float = 1,
+    compositions: int = 1,
+    users: int = 1,
+    route: str = "auto",
+    dps: int = 15,
+    rtol: float = 1e-10,
+) -> Calibration:
+    """The smallest noise of ``noise_family`` meeting ``(epsilon, delta)`` over ``compositions``.
+
+    Parameters
+    ----------
+    noise_family : str
+        One of :data:`FAMILIES`.
+    epsilon, delta : float
+        The target; ``ε > 0``, ``δ ∈ (0, 1)``.
+    sensitivity : int or float
+        Sensitivity of each release (an integer for discrete noise).
+    compositions : int
+        Number of releases composed (each with the same noise).
+    users : int
+        With ``users > 1`` the noise is split into that many shares (Pólya differences, Skellam
+        or discrete Gaussian shares; Gaussian shares for ``gaussian``).
+    route : str
+        Accounting route (see :class:`~accounting.accountant.Accountant`).
+    dps : int
+        Working precision of each exact evaluation.
+    rtol : float
+        Relative width of the final bracket on the parameter.
+    """
+    family = noise_family
+    if family not in FAMILIES:
+        raise ParameterError("noise_family", family, "one of " + ", ".join(FAMILIES))
+    target = v.positive("epsilon", epsilon)
+    d = v.open_unit("delta", delta)
+    lattice = family.startswith("discrete") or family == "skellam"
+    sens: float = (
+        v.integer("sensitivity", sensitivity, minimum=1)
+        if lattice
+        else v.positive("sensitivity", sensitivity)
+    )
+    k = v.integer("compositions", compositions, minimum=1)
+    n = v.integer("users", users, minimum=1)
+    if route not in ROUTES:
+        raise ParameterError("route", route, "one of " + ", ".join(ROUTES))
+    dps = v.dps("dps", dps)
+    tol = v.positive("rtol", rtol)
+    parameter, build = _builder(family, sens, n)
+
+    def account(theta: float) -> tuple[Enclosure, str]:
+        answer = Accountant(dps=dps).compose(build(theta), k).epsilon(d, route)
+        return answer.value, answer.route
+
+    def meets(theta: float) -> bool:
+        return bool(account(theta)[0].hi <= target)
+
+    # A starting point from the Gaussian mechanism (the composition of k is one with σ/√k).
+    sigma0 = bounds.gaussian_sigma_analytic(target, d, float(sens)) * math.sqrt(k)
+    if family == "gaussian" and route in ("auto", "pld"):
+        theta = _gaussian_exact(sigma0, meets)
+    else:
+        guess = {"sigma": sigma0, "sigma per user": sigma0 / math.sqrt(n), "variance": sigma0**2}.get(
+            parameter, sigma0 / math.sqrt(2)
+        )
+        theta = _smallest(meets, account, target, guess, tol)
+    value, used = account(theta)
+    share = None
+    mech = build(theta)
+    if n > 1 and isinstance(mech, DistributedSum):
+        share = mech.share
+    elif n > 1 and family == "gaussian":
+        share = Gaussian(float_up(mp.mpf(theta) / mp.sqrt(n)))
+    return Calibration(family, parameter, theta, share, mech, value, target, d, used, k, n, sens)
+
+
+def _gaussian_exact(sigma0: float, meets: Callable[[float], bool]) -> float:
+    """The analytic σ (Balle–Wang, composed) rounded up, then nudged up until it is certified."""
+    theta = sigma0
+    while not meets(theta):
+        theta = math.nextafter(theta, math.inf)
+    # Walk down while a smaller float still meets the target (at most a few ulps).
+    for _ in range(64):
+        smaller = math.nextafter(theta, 0.0)
+        if not meets(smaller):
+            break
+        theta = smaller
+    return theta
+
+
+def _smallest(
+    meets: Callable[[float], bool],
+    account: Callable[[float], tuple[Enclosure, str]],
+    target: float,
+    guess: float,
+    rtol: float,
+) -> float:
+    """Smallest θ with ``ε(θ) <= target`` to relative ``rtol``: bracket, then Illinois on log θ."""
+
+    def excess(theta: float) -> float:
+        hi = account(theta)[0].hi
+        return float(mp.log(hi) - mp.log(target)) if hi > 0 else -math.inf
+
+    lo = hi = guess
+    f_hi = excess(hi)
+    while f_hi > 0:
+        lo, hi = hi, hi * 2
+        f_hi = excess(hi)
+        if hi > 1e300:
+            raise UnsupportedError("no noise level meets the target")
+    f_lo = excess(lo) if lo != hi else f_hi
+    while f_lo <= 0:
+        hi, f_hi = lo, f_lo
+        lo = lo / 2
+        if lo < 1e-300:
+            return hi
+        f_lo = excess(lo)
+    side = 0
+    x_lo, x_hi = math.log(lo), math.log(hi)
+    while (hi - lo) > rtol * hi:
+        if math.isfinite(f_hi) and f_lo != f_hi:
+            x = x_hi - f_hi * (x_hi - x_lo) / (f_hi - f_lo)
+            if not x_lo < x < x_hi:
+                x = (x_lo + x_hi) / 2
+        else:
+            x = (x_lo + x_hi) / 2
+        theta = math.exp(x)
+        if not lo < theta < hi:
+            break
+        f = excess(theta)
+        if f <= 0:
+            hi, x_hi, f_hi = theta, x, f
+            if side == -1:
+                f_lo /= 2
+            side = -1
+        else:
+            lo, x_lo, f_lo = theta, x, f
+            if side == 1:
+                f_hi /= 2
+            side = 1
+    return hi
+
+
+# ---------------------------------------------------------------------------------------
+# Protocol parameters of the distributed MAB paper (spec §4.4, §5)
+# ---------------------------------------------------------------------------------------
+
+#: The local-model constant of Lemma 5 (spec §2.3: c = 1.6 is valid for every ε).
+LOCAL_C = 1.6
+
+
+@dataclass(frozen=True)
+class ProtocolParameters:
+    """Per-batch parameters of Theorems 1–6 (``n`` = users in the batch).
+
+    ``bits`` is ``ceil(log2 m)``, what each user sends. ``share`` is each user's noise
+    (``None`` for the central model, where the server adds ``server_noise``).
+    """
+
+    theorem: int
+    epsilon: float
+    users: int
+    horizon: int
+    scale: float | None
+    g: int
+    tau: int
+    m: int
+    bits: int
+    share: NoiseDistribution | None
+    server_noise: NoiseDistribution | None
+    privacy: str
+
+
+def _ceil(x: object) -> int:
+    """``ceil`` of an mpf computed at 50 digits (the arguments are transcendental, no ties)."""
+    return int(mp.ceil(x))
+
+
+def protocol_parameters(
+    theorem: int, epsilon: float, users: int, horizon: int, scale: float | None = None, p: float | None = None
+) -> ProtocolParameters:
+    """Theorems 1–6 of the distributed MAB paper: ``g``, ``τ``, ``m``, bits and noise (spec §4.4).
+
+    ``p`` is the failure probability inside ``τ`` (theory: ``1/T``, the default); the
+    shuffle variant (Theorem 3) uses ``p' = 1/(2T)`` and ``ε' = ε/2`` (spec §3.6, RECON).
+    """
+    th = v.integer("theorem", theorem, minimum=1)
+    if th > 6:
+        raise ParameterError("theorem", theorem, "an integer in 1..6")
+    eps = v.positive("epsilon", epsilon)
+    n = v.integer("users", users, minimum=1)
+    T = v.integer("horizon", horizon, minimum=2)
+    s: float | None = None
+    if th in (2, 4):
+        if scale is None:
+            raise ParameterError("scale", scale, "a scaling factor s >= 1 (Theorems 2 and 4)")
+        s = v.real("scale", scale)
+        if s < 1:
+            raise ParameterError("scale", scale, "a scaling factor s >= 1 (Theorems 2 and 4)")
+    prob = v.open_unit("p", p) if p is not None else None
+    share: NoiseDistribution | None = None
+    server: NoiseDistribution | None = None
+    with mp.workdps(50):
+        log_2_over_p = mp.log(2 / mp.mpf(prob)) if prob is not None else mp.log(2 * mp.mpf(T))
+        if th in (1, 5, 6):
+            g = bounds.theorem2_g(eps, 1, n)
+            e = mp.mpf(eps)
+            if th == 6:
+                width = max(mp.sqrt(2 * n * log_2_over_p), 2 * log_2_over_p)
+                tau = _ceil(LOCAL_C * g / e * width)
+            else:
+                tau = _ceil(g / e * log_2_over_p)
+            lap = DiscreteLaplace(decay=float(mp.exp(-e / g)))
+            if th == 1:
+                share = Polya(Fraction(1, n), float(mp.exp(-e / g)))
+                privacy = f"({eps:g}, 0)-DP: Pólya shares sum to Lap_Z(g/ε)"
+            elif th == 5:
+                server = lap
+                privacy = f"({eps:g}, 0) central DP: the server adds Lap_Z(g/ε)"
+            else:
+                share = lap
+                privacy = f"({eps:g}, 0) local DP: each user adds Lap_Z(g/ε)"
+        elif th == 3:
+            e = mp.mpf(eps) / 2
+            g = bounds.theorem2_g(eps / 2, 1, n)
+            log_term = mp.log(2 / mp.mpf(prob)) if prob is not None else mp.log(4 * mp.mpf(T))
+            tau = _ceil(g / e * log_term)
+            share = Polya(Fraction(1, n), float(mp.exp(-e / g)))
+            privacy = f"({eps:g}, 0)-DP via shuffling: ε' = ε/2 for the sum, ε/4 per relaxed SecAgg side"
+        else:
+            assert s is not None
+            g = bounds.theorem2_g(eps, s, n)
+            e = mp.mpf(eps)
+            share_variance = Fraction(g * g) / n / Fraction(eps) ** 2
+            if th == 2:
+                tau = _ceil(2 * g / e * mp.sqrt(log_2_over_p) + mp.sqrt(2) * log_2_over_p)
+                share = Skellam(share_variance)
+                privacy = "RDP at integer orders (Lemma 3 with the actual g; see accounting.bounds)"
+            else:
+                tau = _ceil(g / e * mp.sqrt(2 * log_2_over_p))
+                share = DiscreteGaussian(
+                    float_up(mp.sqrt(mp.mpf(share_variance.numerator) / share_variance.denominator))
+                )
+                privacy = "zCDP (Lemma 4, Kairouz–Liu–Steinke Prop. 13)"
+    m = n * g + 2 * tau + 1
+    bits = (m - 1).bit_length()
+    return ProtocolParameters(th, eps, n, T, s, g, tau, m, bits, share, server, privacy)
