@@ -127,7 +127,7 @@ def calibrate(
     users: int = 1,
     route: str = "auto",
     dps: int = 15,
-    rtol: float = 1e-10,
+    rtol: float = 1e-8,
 ) -> Calibration:
     """The smallest noise of ``noise_family`` meeting ``(epsilon, delta)`` over ``compositions``.
 
@@ -220,8 +220,15 @@ def _smallest(
     """Smallest θ with ``ε(θ) <= target`` to relative ``rtol``: bracket, then Illinois on log θ."""
 
     def excess(theta: float) -> float:
+        """``ln ε(θ) - ln target`` for the secant steps; its sign is decided exactly."""
         hi = account(theta)[0].hi
-        return float(mp.log(hi) - mp.log(target)) if hi > 0 else -math.inf
+        if hi > target:
+            with mp.workdps(30):
+                return max(float(mp.log(hi) - mp.log(target)), 1e-300)
+        if hi == 0:
+            return -math.inf
+        with mp.workdps(30):
+            return min(float(mp.log(hi) - mp.log(target)), 0.0)
 
     lo = hi = guess
     f_hi = excess(hi)

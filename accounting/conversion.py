@@ -233,7 +233,14 @@ def _order_range(alpha_min: object, alpha_max: object, integer: bool) -> tuple[f
     return lo, hi
 
 
-def _minimise(objective: Callable[[float], Mpf], lo: float, hi: float, integer: bool) -> tuple[Mpf, float]:
+def _minimise(
+    objective: Callable[[float], Mpf],
+    lo: float,
+    hi: float,
+    integer: bool,
+    grid_points: int = _GRID_POINTS,
+    rtol: float = 1e-14,
+) -> tuple[Mpf, float]:
     """Approximate minimiser of ``objective`` over orders in ``[lo, hi]`` (integers if asked).
 
     A log-spaced grid in ``α - 1`` locates the basin; golden-section search in ``ln(α - 1)``
@@ -254,8 +261,8 @@ def _minimise(objective: Callable[[float], Mpf], lo: float, hi: float, integer: 
         else:
             u0, u1 = math.log(first - 1), math.log(last - 1)
             pts = {first, last}
-            for j in range(_GRID_POINTS):
-                pts.add(1 + round(math.exp(u0 + (u1 - u0) * j / (_GRID_POINTS - 1))))
+            for j in range(grid_points):
+                pts.add(1 + round(math.exp(u0 + (u1 - u0) * j / (grid_points - 1))))
             grid = sorted(p for p in pts if first <= p <= last)
         values = [f(a) for a in grid]
         j = min(range(len(grid)), key=lambda i: values[i])
@@ -274,7 +281,7 @@ def _minimise(objective: Callable[[float], Mpf], lo: float, hi: float, integer: 
         def order(u: float) -> float:
             return min(max(1.0 + math.exp(u), lo), hi)
 
-        us = [u0 + (u1 - u0) * j / (_GRID_POINTS - 1) for j in range(_GRID_POINTS)]
+        us = [u0 + (u1 - u0) * j / (grid_points - 1) for j in range(grid_points)]
         values = [f(order(u)) for u in us]
         j = min(range(len(us)), key=lambda i: values[i])
         a_u, b_u = us[max(j - 1, 0)], us[min(j + 1, len(us) - 1)]
@@ -282,7 +289,7 @@ def _minimise(objective: Callable[[float], Mpf], lo: float, hi: float, integer: 
         c_u, d_u = b_u - ratio * (b_u - a_u), a_u + ratio * (b_u - a_u)
         fc, fd = f(order(c_u)), f(order(d_u))
         for _ in range(200):
-            if b_u - a_u <= 1e-14 * max(1.0, abs(a_u)):
+            if b_u - a_u <= rtol * max(1.0, abs(a_u)):
                 break
             if fc <= fd:
                 b_u, d_u, fd = d_u, c_u, fc
@@ -317,6 +324,8 @@ def optimize_rdp_order(
     alpha_max: float = 1e6,
     integer: bool = False,
     conversion: Conversion = "cks",
+    grid_points: int = _GRID_POINTS,
+    rtol: float = 1e-14,
 ) -> tuple[float, float]:
     """``(ε, α)``: the RDP → ``(ε, δ)`` conversion minimised over orders ``α ∈ [alpha_min, alpha_max]``.
 
@@ -344,6 +353,9 @@ def optimize_rdp_order(
         Search integer orders only.
     conversion : {"cks", "mironov"}
         Which theorem to minimise.
+    grid_points, rtol : int, float
+        Size of the first grid and relative tolerance (in ``ln(α - 1)``) of the refinement: fewer
+        points for a costly curve (an exact lattice RDP); any order is valid, only tightness varies.
 
     Returns
     -------
@@ -359,7 +371,9 @@ def optimize_rdp_order(
     with mp.workdps(_DPS):
         log_inv = -mp.log(mp.mpf(d))
         objective = _rdp_objective(rdp_fn, integer, lambda a, r: term_fn(a, r, log_inv))
-        value, alpha = _minimise(objective, lo, hi, integer)
+        value, alpha = _minimise(
+            objective, lo, hi, integer, v.integer("grid_points", grid_points, minimum=3), rtol
+        )
         if mp.isinf(value):
             return math.inf, math.inf
         return float_up(max(mp.zero, value)), alpha
@@ -371,6 +385,8 @@ def optimize_rdp_order_delta(
     alpha_min: float = 1 + 1e-6,
     alpha_max: float = 1e6,
     integer: bool = False,
+    grid_points: int = _GRID_POINTS,
+    rtol: float = 1e-14,
 ) -> tuple[float, float]:
     """``(δ, α)``: CKS 2020 Prop. 12 (:func:`rdp_to_delta`) minimised over orders in a range.
 
@@ -399,7 +415,9 @@ def optimize_rdp_order_delta(
     with mp.workdps(_DPS):
         e = mp.mpf(eps)
         objective = _rdp_objective(rdp_fn, integer, lambda a, r: _cks_log_delta(a, r, e))
-        value, alpha = _minimise(objective, lo, hi, integer)
+        value, alpha = _minimise(
+            objective, lo, hi, integer, v.integer("grid_points", grid_points, minimum=3), rtol
+        )
         if mp.isinf(value):
             return 1.0, math.inf
         return float_up(min(mp.one, mp.exp(value))), alpha

@@ -1074,8 +1074,8 @@ class CenteredBinomial(LatticeNoise):
     """``Binomial(trials, 1/2) - floor(trials/2)``: binomial noise on the integers (spec §2.7).
 
     The support is ``[-floor(n/2), ceil(n/2)]``; the mean is 0 for even ``trials`` and 1/2
-    for odd. PMF ``C(n, k)/2^n`` computed exactly (interval log-gamma for the first value,
-    then the exact ratio recurrence).
+    for odd. PMF ``C(n, k)/2^n`` computed exactly (the first value from the exact integer
+    binomial coefficient, then the exact ratio recurrence).
     """
 
     trials: int
@@ -1105,9 +1105,8 @@ class CenteredBinomial(LatticeNoise):
                 out.append(iv.mpf(0))
                 continue
             if value is None:
-                nn = iv.mpf(n)
-                log_c = iv.loggamma(nn + 1) - iv.loggamma(iv.mpf(k + 1)) - iv.loggamma(iv.mpf(n - k + 1))
-                value = iv.exp(log_c - n * iv.log(iv.mpf(2)))
+                # Exact integers (iv.loggamma does not always round outward); iv rounds them outward.
+                value = iv.mpf(math.comb(n, k)) / iv.mpf(2) ** n
             out.append(value)
             value = value * (n - k) / (k + 1)
         return out

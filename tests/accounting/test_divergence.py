@@ -115,11 +115,10 @@ def _mass_where_q_vanishes(p: LatticeNoise, q: LatticeNoise) -> Mpf:
 
 
 def float_above(x: Mpf) -> float:
-    """The smallest float >= ``x``, by an exact comparison.
+    """The smallest float >= ``x``, by an exact comparison (``mp.mpf`` of a float is exact).
 
-    Not ``Enclosure.upper``: at mpmath's default precision it rounds ``hi`` to 53 bits to
-    nearest before rounding up, so it can return a float below ``hi`` (see
-    ``test_mechanisms.py::test_float_of_an_enclosure_is_never_below_its_upper_end``).
+    Written out here so that the checks do not rely on the rounding code under test
+    (``Enclosure.upper``, checked in ``test_mechanisms.py``).
     """
     f = float(x)
     if mp.mpf(f) < x:

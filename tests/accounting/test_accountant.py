@@ -1,0 +1,137 @@
+"""The Accountant (issue 3 §3): routes, acceptance numbers, the JSON ledger, and bad input."""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+import pytest
+
+from accounting import (
+    AdditiveNoise,
+    DiscreteGaussian,
+    DiscreteLaplace,
+    DistributedSum,
+    Gaussian,
+    Laplace,
+    ParameterError,
+    Polya,
+    Skellam,
+    UnsupportedError,
+    bounds,
+)
+from accounting.accountant import Accountant, Event, Neighbouring
+
+
+def test_gaussian_1000_fold_tightest_route() -> None:
+    """Issue 3: σ = 1 composed 1000 times, δ = 1e-5: ε within 1e-9 of 633.9298513356146."""
+    answer = Accountant().compose(AdditiveNoise(Gaussian(1.0)), 1000).epsilon(1e-5)
+    assert answer.route == "pld"
+    assert float(answer) == pytest.approx(633.9298513356146, rel=1e-9)
+    assert answer.value.lo <= 633.9298513356146 <= answer.value.hi * (1 + 1e-15)
+
+
+def test_gaussian_1000_fold_rdp_route() -> None:
+    """Issue 3: by the RDP route (real α): 648.78198593."""
+    answer = Accountant().compose(AdditiveNoise(Gaussian(1.0)), 1000).epsilon(1e-5, route="rdp")
+    assert answer.route == "rdp"
+    assert float(answer) == pytest.approx(648.78198593, rel=1e-9)
+
+
+def test_zcdp_and_pure_routes() -> None:
+    acc = Accountant().compose(AdditiveNoise(Gaussian(1.0)), 1000)
+    # zCDP: ρ = 500, the same curve as RDP for the Gaussian.
+    assert float(acc.epsilon(1e-5, route="zcdp")) == pytest.approx(648.78198593, rel=1e-9)
+    with pytest.raises(UnsupportedError):
+        acc.epsilon(1e-5, route="pure")
+    lap = Accountant().compose(AdditiveNoise(DiscreteLaplace(10)), 7)
+    pure = float(lap.epsilon(1e-5, route="pure"))
+    assert 0.7 <= pure <= 0.7 * (1 + 1e-12)  # 7 × (1/10), rounded up
+    assert float(lap.delta(pure, route="pure")) == 0.0
+    with pytest.raises(UnsupportedError):
+        lap.delta(0.69, route="pure")
+
+
+def test_auto_is_the_tightest_route_tried() -> None:
+    acc = Accountant().compose(AdditiveNoise(DiscreteLaplace(10)), 100)
+    answer = acc.epsilon(1e-5)
+    assert answer.route in answer.candidates
+    assert float(answer) == min(answer.candidates.values())
+    # Exact composition beats pure composition (ε = 10) by a wide margin here.
+    assert float(answer) < 0.5 * 10
+
+
+def test_single_event_is_answered_exactly() -> None:
+    mech = AdditiveNoise(Skellam(100))
+    answer = Accountant().compose(mech).epsilon(1e-5)
+    assert answer.route == "pld"
+    assert float(answer) == mech.epsilon(1e-5, 20).upper
+
+
+def test_rdp_route_dominates_exact_for_lattice_noise() -> None:
+    """Every route is an upper bound: RDP (Lemma 10) >= the exact ε of one Skellam release."""
+    mech = AdditiveNoise(Skellam(100))
+    exact = mech.epsilon(1e-5, 20)
+    rdp = Accountant().compose(mech).epsilon(1e-5, route="rdp")
+    assert float(rdp) >= exact.hi
+
+
+def test_heterogeneous_gaussians_compose_to_one_gaussian() -> None:
+    acc = Accountant().compose(AdditiveNoise(Gaussian(2.0)), 3).compose(AdditiveNoise(Gaussian(1.0), 2.0), 1)
+    # μ² = 3/4 + 4 = 4.75: one Gaussian with σ = 1/sqrt(4.75).
+    expected = bounds.gaussian_epsilon_analytic(1 / math.sqrt(4.75), 1e-6)
+    assert float(acc.epsilon(1e-6)) == pytest.approx(expected, rel=1e-12)
+
+
+def test_delta_and_epsilon_are_consistent() -> None:
+    acc = Accountant().compose(AdditiveNoise(DiscreteGaussian(3.0)), 4)
+    eps = float(acc.epsilon(1e-6))
+    assert float(acc.delta(eps)) <= 1e-6 * (1 + 1e-9)
+    assert float(acc.delta(eps * 0.99)) > 1e-6
+
+
+def test_asymmetric_noise_falls_back_to_rdp() -> None:
+    acc = Accountant().compose(AdditiveNoise(Skellam.from_rates(40, 60)), 3)
+    answer = acc.epsilon(1e-5)
+    assert answer.route == "rdp"
+    with pytest.raises(UnsupportedError):
+        acc.epsilon(1e-5, route="pld")
+
+
+def test_ledger_round_trip_and_reaccounting() -> None:
+    acc = Accountant(Neighbouring.ADD_REMOVE)
+    acc.compose(DistributedSum(Polya(Fraction(1, 8), 0.9), 8, 2), 3)
+    acc.compose(AdditiveNoise(Skellam.from_rates(Fraction(1, 3), 2.5, 1)), 2)
+    acc.compose(AdditiveNoise(Laplace(2.0), 0.5))
+    acc.compose(Event(AdditiveNoise(DiscreteLaplace(decay=0.75)), 4))
+    back = Accountant.from_json(acc.to_json())
+    assert back == acc
+    assert back.neighbouring is Neighbouring.ADD_REMOVE
+    assert back.ledger[1].mechanism.noise.mu1 == Fraction(1, 3)  # type: ignore[attr-defined]
+    # Re-accounting from the ledger gives the same numbers (a cheap, pure-DP ledger here).
+    small = Accountant().compose(DistributedSum(Polya(Fraction(1, 8), 0.9), 8, 2), 3)
+    again = Accountant.from_json(small.to_json())
+    assert float(again.epsilon(1e-6)) == float(small.epsilon(1e-6))
+
+
+def test_empty_ledger_spends_nothing() -> None:
+    assert float(Accountant().epsilon(1e-6)) == 0.0
+
+
+@pytest.mark.parametrize(
+    ("call", "name"),
+    [
+        (lambda: Accountant().epsilon(0), "delta"),
+        (lambda: Accountant().epsilon(1.5), "delta"),
+        (lambda: Accountant().delta(-1), "epsilon"),
+        (lambda: Accountant().epsilon(1e-5, route="fast"), "route"),
+        (lambda: Accountant().compose(AdditiveNoise(Gaussian(1.0)), 0), "count"),
+        (lambda: Accountant(dps=2), "dps"),
+        (lambda: Accountant("replace-one"), "neighbouring"),  # type: ignore[arg-type]
+        (lambda: Accountant.from_dict({"format": "other"}), "format"),
+    ],
+)
+def test_bad_input_names_the_parameter(call: object, name: str) -> None:
+    with pytest.raises(ParameterError) as err:
+        call()  # type: ignore[operator]
+    assert err.value.name == name
