@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shlex
 import subprocess
 import sys
 
@@ -49,6 +50,76 @@ def test_bad_arguments_exit_with_a_message(bad: list[str], capsys: pytest.Captur
 def test_python_dash_m() -> None:
     out = subprocess.run(
         [sys.executable, "-m", "accounting", "demo", "--epsilons", "5", "--dps", "15", "--json"],
-        capture_output=True, text=True, check=True,
+        capture_output=True,
+        text=True,
+        check=True,
     )
     assert json.loads(out.stdout)["rows"]
+
+
+def _json(capsys: pytest.CaptureFixture[str], argv: list[str]) -> dict[str, object]:
+    assert main([*argv, "--json"]) == 0
+    data: dict[str, object] = json.loads(capsys.readouterr().out)
+    return data
+
+
+def test_issue_examples_epsilon(capsys: pytest.CaptureFixture[str]) -> None:
+    """The `dp-account epsilon` examples of issue 3 work as written."""
+    sk = _json(capsys, shlex.split("epsilon --noise skellam --variance 100 --sensitivity 1 --delta 1e-5"))
+    assert sk["route"] == "pld"
+    assert sk["epsilon"] == pytest.approx(0.3360744278278553, rel=1e-12)
+    dg = _json(capsys, shlex.split("epsilon --noise discrete-gaussian --sigma 2 --users 10 --delta 1e-5"))
+    assert dg["total_noise"] == {"type": "SumOfDiscreteGaussians", "sigma": 2.0, "count": 10}
+    assert dg["epsilon_lower"] <= dg["epsilon"]  # type: ignore[operator]
+    g = _json(
+        capsys, shlex.split("epsilon --noise gaussian --sigma 1 --compositions 1000 --delta 1e-5 --route rdp")
+    )
+    assert g["route"] == "rdp"
+    assert g["epsilon"] == pytest.approx(648.78198593, rel=1e-9)
+    assert g["dps"] == 20
+
+
+def test_issue_examples_calibrate_and_protocol(capsys: pytest.CaptureFixture[str]) -> None:
+    cal = _json(capsys, shlex.split("calibrate --noise skellam --epsilon 1 --delta 1e-6 --users 4096"))
+    assert cal["parameter"] == "variance"
+    assert cal["epsilon_certified"] <= 1  # type: ignore[operator]
+    assert cal["share"]["type"] == "Skellam"  # type: ignore[index]
+    proto = _json(
+        capsys, shlex.split("protocol --theorem 2 --epsilon 1 --users 1024 --horizon 1000000 --scale 10")
+    )
+    assert (proto["g"], proto["tau"], proto["m"], proto["bits_per_user"]) == (320, 2459, 332599, 19)
+
+
+def test_delta_and_rdp_commands(capsys: pytest.CaptureFixture[str]) -> None:
+    d = _json(capsys, shlex.split("delta --noise discrete-laplace --scale 10 --epsilon 0.05"))
+    assert 0 < d["delta"] < 1  # type: ignore[operator]
+    r = _json(capsys, shlex.split("rdp --noise discrete-laplace --scale 10 --alpha 2 inf"))
+    assert r["rdp"]["inf"] == pytest.approx(0.1, rel=1e-12)  # type: ignore[index]
+    assert r["rdp"]["2.0"] < 0.1  # type: ignore[index]
+    assert main(shlex.split("epsilon --noise polya --beta 0.9 --users 4 --sensitivity 2 --delta 1e-6")) == 0
+    assert "total noise of 4 users" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("argv", "needle"),
+    [
+        ("epsilon --noise skellam --delta 1e-5", "--variance"),
+        ("epsilon --noise skellam --variance 0 --delta 1e-5", "--variance"),
+        ("epsilon --noise skellam --variance 10 --delta 1e-5 --sensitivity 1.5", "sensitivity"),
+        ("calibrate --noise laplace --epsilon 1 --delta 1e-6 --users 3", "Laplace"),
+        ("protocol --theorem 2 --epsilon 1 --users 16 --horizon 100", "scale"),
+        ("epsilon --noise cauchy --delta 1e-5", "--noise"),
+    ],
+)
+def test_invalid_input_is_one_line_and_status_2(
+    argv: str, needle: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    try:
+        code = main(shlex.split(argv))
+    except SystemExit as err:
+        code = int(err.code or 0)
+    assert code == 2
+    err_text = capsys.readouterr().err.strip()
+    assert len(err_text.splitlines()) == 1
+    assert needle in err_text
+    assert "Traceback" not in err_text
