@@ -27,6 +27,7 @@ demo: $(STAMP)
 	$(PY) -m accounting demo
 
 bench: $(STAMP)
+	$(PY) -m pip install --quiet -e '.[test,bench]'
 	$(PY) -m pytest tests/benchmarks -o addopts="" --benchmark-only --benchmark-columns=min,median,mean,max,rounds
 
 clean:
