@@ -1005,6 +1005,14 @@ def _kls_epsilon_mp(sigma: Mpf, count: int, d: int) -> Mpf:
     return min(mp.sqrt(base + xi / 2), mp.sqrt(base) + xi)
 
 
+def _kls_inputs(sigma: object, count: object, sensitivity: object) -> tuple[float, int, int]:
+    """Validated ``(σ, n, Δ)`` for Prop. 13, which needs ``σ >= 1/2``."""
+    s = v.positive("sigma", sigma)
+    if s < 0.5:
+        raise ParameterError("sigma", sigma, "a real number >= 1/2 (Kairouz–Liu–Steinke 2021 Prop. 13)")
+    return s, v.integer("count", count, minimum=1), v.integer("sensitivity", sensitivity, minimum=1)
+
+
 def sum_discrete_gaussians_epsilon_kls(sigma: float, count: int, sensitivity: int = 1) -> float:
     """ε such that adding a sum of ``count`` discrete Gaussians is ``(1/2)ε²``-zCDP.
 
@@ -1033,11 +1041,7 @@ def sum_discrete_gaussians_epsilon_kls(sigma: float, count: int, sensitivity: in
     float
         ε, rounded up.
     """
-    s = v.positive("sigma", sigma)
-    if s < 0.5:
-        raise ParameterError("sigma", sigma, "a real number >= 1/2 (Kairouz–Liu–Steinke 2021 Prop. 13)")
-    n = v.integer("count", count, minimum=1)
-    d = v.integer("sensitivity", sensitivity, minimum=1)
+    s, n, d = _kls_inputs(sigma, count, sensitivity)
     with mp.workdps(_DPS):
         return float_up(_kls_epsilon_mp(mp.mpf(s), n, d))
 
@@ -1059,11 +1063,7 @@ def sum_discrete_gaussians_rho_kls(sigma: float, count: int, sensitivity: int = 
     float
         ρ, rounded up.
     """
-    s = v.positive("sigma", sigma)
-    if s < 0.5:
-        raise ParameterError("sigma", sigma, "a real number >= 1/2 (Kairouz–Liu–Steinke 2021 Prop. 13)")
-    n = v.integer("count", count, minimum=1)
-    d = v.integer("sensitivity", sensitivity, minimum=1)
+    s, n, d = _kls_inputs(sigma, count, sensitivity)
     with mp.workdps(_DPS):
         return float_up(_kls_epsilon_mp(mp.mpf(s), n, d) ** 2 / 2)
 

@@ -220,42 +220,37 @@ def _emit(args: argparse.Namespace, record: dict[str, object], text: str) -> int
     return 0
 
 
-def _cmd_epsilon(args: argparse.Namespace) -> int:
+def _answer(args: argparse.Namespace, asked: str, given: str) -> int:
+    """``epsilon`` (asked) at a ``delta`` (given), or the other way round."""
     mech = _mechanism(args)
-    answer = Accountant(dps=args.dps).compose(mech, args.compositions).epsilon(args.delta, args.route)
+    acc = Accountant(dps=args.dps).compose(mech, args.compositions)
+    at = getattr(args, given)
+    answer = acc.epsilon(at, args.route) if asked == "epsilon" else acc.delta(at, args.route)
     record: dict[str, object] = {
-        "command": "epsilon",
-        "inputs": _inputs(args, (*_NOISE_OPTIONS, "delta", "route")),
-        "epsilon": answer.value.upper,
-        "epsilon_lower": answer.value.lower,
+        "command": asked,
+        "inputs": _inputs(args, (*_NOISE_OPTIONS, given, "route")),
+        asked: answer.value.upper,
+        f"{asked}_lower": answer.value.lower,
         "route": answer.route,
         "candidates": answer.candidates,
         "dps": args.dps,
     } | _describe(mech)
-    text = f"epsilon = {answer.value.upper!r} at delta = {args.delta:g} (route {answer.route}; rounded up)"
+    text = f"{asked} = {answer.value.upper!r} at {given} = {at:g} (route {answer.route}; rounded up)"
     return _emit(args, record, text + _total_line(mech))
+
+
+def _cmd_epsilon(args: argparse.Namespace) -> int:
+    return _answer(args, "epsilon", "delta")
 
 
 def _cmd_delta(args: argparse.Namespace) -> int:
-    mech = _mechanism(args)
-    answer = Accountant(dps=args.dps).compose(mech, args.compositions).delta(args.epsilon, args.route)
-    record: dict[str, object] = {
-        "command": "delta",
-        "inputs": _inputs(args, (*_NOISE_OPTIONS, "epsilon", "route")),
-        "delta": answer.value.upper,
-        "delta_lower": answer.value.lower,
-        "route": answer.route,
-        "candidates": answer.candidates,
-        "dps": args.dps,
-    } | _describe(mech)
-    text = f"delta = {answer.value.upper!r} at epsilon = {args.epsilon:g} (route {answer.route}; rounded up)"
-    return _emit(args, record, text + _total_line(mech))
+    return _answer(args, "delta", "epsilon")
 
 
 def _cmd_rdp(args: argparse.Namespace) -> int:
     mech = _mechanism(args)
-    values = {str(a): args.compositions * mech.rdp(a, args.dps).upper for a in args.alpha}
-    values = {a: float_up(mp.mpf(x)) for a, x in values.items()}
+    with mp.workdps(args.dps + 20):  # k × (upper end), rounded up from the exact product
+        values = {str(a): float_up(args.compositions * mech.rdp(a, args.dps).hi) for a in args.alpha}
     record: dict[str, object] = {
         "command": "rdp",
         "inputs": _inputs(args, (*_NOISE_OPTIONS, "alpha")),
