@@ -120,7 +120,9 @@ class Enclosure:
         return self.upper
 
     def __contains__(self, x: object) -> bool:
-        return bool(self.lo <= mp.mpf(x) <= self.hi)
+        """Whether ``x`` (an int, float or mpf, compared exactly) lies in the enclosure."""
+        value = _exact(x)
+        return bool(self.lo <= value <= self.hi)
 
     def __repr__(self) -> str:
         return f"Enclosure([{mp.nstr(self.lo, 17)}, {mp.nstr(self.hi, 17)}])"
