@@ -148,7 +148,7 @@ def _cmd_demo(args: argparse.Namespace) -> int:
 _NOISES = ("gaussian", "laplace", "discrete-laplace", "discrete-gaussian", "skellam", "polya", "binomial")
 
 
-def _noise(args: argparse.Namespace) -> NoiseDistribution:
+def noise_from_arguments(args: argparse.Namespace) -> NoiseDistribution:
     """The noise (each user's share when ``--users`` > 1) named by the options."""
     kind = args.noise
 
@@ -176,7 +176,7 @@ def _noise(args: argparse.Namespace) -> NoiseDistribution:
 
 
 def _mechanism(args: argparse.Namespace) -> Mechanism:
-    share = _noise(args)
+    share = noise_from_arguments(args)
     if args.users > 1:
         if isinstance(share, Gaussian):
             # Gaussian shares sum to a Gaussian of n times the variance.
@@ -371,7 +371,20 @@ def _unit_float(text: str) -> float:
     return value
 
 
-class _Parser(argparse.ArgumentParser):
+def add_noise_arguments(cmd: argparse.ArgumentParser) -> None:
+    """The options naming a noise (shared with ``dp-audit``); :func:`noise_from_arguments` reads them."""
+    cmd.add_argument(
+        "--noise", choices=_NOISES, required=True, help="the noise (a user's share with --users)"
+    )
+    cmd.add_argument("--sigma", type=_positive_float, help="σ (gaussian, discrete-gaussian)")
+    cmd.add_argument("--variance", type=_positive_float, help="variance (skellam)")
+    cmd.add_argument("--scale", type=_positive_float, help="scale b (laplace, discrete-laplace)")
+    cmd.add_argument("--beta", type=_unit_float, help="β of Pólya(1/users, β) shares (polya)")
+    cmd.add_argument("--trials", type=_positive_int, help="trials (binomial)")
+    cmd.add_argument("--users", type=_positive_int, default=1, help="users adding shares (default 1)")
+
+
+class Parser(argparse.ArgumentParser):
     """An argument parser whose errors are one line (``prog: error: ...``), exit status 2."""
 
     def error(self, message: str) -> NoReturn:
@@ -379,7 +392,7 @@ class _Parser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(
+    parser = Parser(
         prog="dp-account",
         description="Certified privacy accounting for discrete (and continuous) noise.",
     )
@@ -395,18 +408,12 @@ def build_parser() -> argparse.ArgumentParser:
     demo.set_defaults(func=_cmd_demo)
 
     def noise_options(cmd: argparse.ArgumentParser) -> None:
-        cmd.add_argument(
-            "--noise", choices=_NOISES, required=True, help="the noise (a user's share with --users)"
-        )
-        cmd.add_argument("--sigma", type=_positive_float, help="σ (gaussian, discrete-gaussian)")
-        cmd.add_argument("--variance", type=_positive_float, help="variance (skellam)")
-        cmd.add_argument("--scale", type=_positive_float, help="scale b (laplace, discrete-laplace)")
-        cmd.add_argument("--beta", type=_unit_float, help="β of Pólya(1/users, β) shares (polya)")
-        cmd.add_argument("--trials", type=_positive_int, help="trials (binomial)")
-        common(cmd)
+        add_noise_arguments(cmd)
+        common(cmd, users=False)
 
-    def common(cmd: argparse.ArgumentParser) -> None:
-        cmd.add_argument("--users", type=_positive_int, default=1, help="users adding shares (default 1)")
+    def common(cmd: argparse.ArgumentParser, users: bool = True) -> None:
+        if users:
+            cmd.add_argument("--users", type=_positive_int, default=1, help="users adding shares (default 1)")
         cmd.add_argument("--sensitivity", type=_positive_float, default=1, help="sensitivity Δ (default 1)")
         cmd.add_argument(
             "--compositions", type=_positive_int, default=1, help="releases composed (default 1)"
