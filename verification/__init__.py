@@ -1,1 +1,12 @@
-"""Verification of the accounting against itself and against samples (coming in a later issue)."""
+"""dpcert verification: the library checked against itself and against samples.
+
+* :mod:`verification.goodness_of_fit` — samplers against their exact PMFs (chi-square, G-test,
+  moments);
+* :mod:`verification.exactness` — every published closed form against the exact value;
+* :mod:`verification.audit` — a black-box empirical ε lower bound (Clopper–Pearson on held-out
+  samples), chunked, optionally on a Dask cluster;
+* :mod:`verification.symbolic` — sympy proofs of the identities the accounting relies on;
+* :mod:`verification.broken` — mechanisms with known defects, which the auditor must flag.
+
+The command line is ``dp-audit`` (``python -m verification``).
+"""

@@ -1,0 +1,77 @@
+"""``dp-audit``: each subcommand runs, reports JSON, and fails with status 1 or 2 when it should."""
+
+from __future__ import annotations
+
+import json
+import shlex
+
+import pytest
+
+from verification.cli import main
+
+
+def _run(argv: str, capsys: pytest.CaptureFixture[str]) -> tuple[int, dict[str, object]]:
+    code = main([*shlex.split(argv), "--json"])
+    data: dict[str, object] = json.loads(capsys.readouterr().out)
+    return code, data
+
+
+def test_sampler_passes_for_a_correct_sampler(capsys: pytest.CaptureFixture[str]) -> None:
+    code, data = _run("sampler --noise skellam --variance 50 --samples 200000", capsys)
+    assert code == 0
+    assert data["passed"] is True
+
+
+def test_sampler_of_polya_shares_is_the_discrete_laplace(capsys: pytest.CaptureFixture[str]) -> None:
+    code, data = _run("sampler --noise polya --beta 0.9 --users 8 --samples 100000", capsys)
+    assert code == 0
+    assert "DiscreteLaplace" in str(data["noise"])
+
+
+def test_bounds_report(capsys: pytest.CaptureFixture[str]) -> None:
+    code, data = _run("bounds --noise skellam --quick", capsys)
+    assert code == 0
+    reports = data["reports"]
+    assert isinstance(reports, list)
+    assert reports
+
+
+def test_mechanism_consistent_and_violation(capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 4's example: discrete Laplace of scale 10 claims ε = 0.1 (consistent); 0.05 is refuted."""
+    code, data = _run(
+        "mechanism --noise discrete-laplace --scale 10 --claimed-epsilon 0.1 --samples 1000000", capsys
+    )
+    assert code == 0
+    result = data["result"]
+    assert isinstance(result, dict)
+    assert result["epsilon_lower"] >= 0.09
+    code, data = _run(
+        "mechanism --noise discrete-laplace --scale 10 --claimed-epsilon 0.05 --samples 1000000", capsys
+    )
+    assert code == 1
+
+
+def test_proofs(capsys: pytest.CaptureFixture[str]) -> None:
+    code, data = _run("proofs", capsys)
+    assert code == 0
+    proofs = data["proofs"]
+    assert isinstance(proofs, dict)
+    assert all(p["holds"] for p in proofs.values())
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        "sampler --noise skellam --samples 10",
+        "mechanism --noise skellam --delta 2",
+        "sampler --noise gaussian --sigma 1",
+    ],
+)
+def test_invalid_input_exits_2(argv: str, capsys: pytest.CaptureFixture[str]) -> None:
+    try:
+        code = main(shlex.split(argv))
+    except SystemExit as err:
+        code = int(err.code or 0)
+    assert code == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1

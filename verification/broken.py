@@ -1,0 +1,512 @@
+"""A catalogue of mechanisms with known defects, and their correct counterparts.
+
+Each :class:`BrokenMechanism` samples a faulty implementation on two neighbouring inputs
+and states the privacy it *claims*, computed by :mod:`accounting` for the mechanism it was
+meant to be. The empirical auditor (:func:`verification.audit.audit`) must flag every entry
+of :data:`BROKEN` and none of :data:`CORRECT` (the same mechanisms, implemented correctly,
+with the same kind of claim): :func:`run_catalogue` runs both.
+
+The defects (``papers/distributed-dp-mab.md`` is "the spec"):
+
+* ``polya-scale-bug`` — Pólya shares sampled with Gamma scale ``(1-β)/β`` instead of
+  ``β/(1-β)`` (spec §9.1, the released code of the distributed MAB paper);
+* ``dp-se-shared-noise`` — DP-SE (Sajed & Sheffet 2019; spec §4.7) with one Laplace draw
+  added to every arm's sum: the noise cancels in the difference of two arms;
+* ``float-laplace`` — numpy's floating-point Laplace sampler, whose set of possible outputs
+  depends on the input (Mironov 2012; spec §2.6, §9.2);
+* ``skellam-dropout`` — distributed Skellam noise with one of the ``n`` users' shares
+  missing (spec §9.5), accounted as if all ``n`` were there;
+* ``discrete-gaussian-sigma`` — a discrete Gaussian whose σ is smaller than the claimed one
+  by a factor √2 (a variance/σ² mix-up), claiming the correct σ's ``ε(δ)``.
+
+The parameters are chosen so that ``10^6`` samples per side flag each defect clearly.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from accounting import _validate as v
+from accounting.mechanisms import AdditiveNoise, DistributedSum
+from accounting.noise import DiscreteGaussian, DiscreteLaplace, Laplace, Polya, Skellam
+from verification.audit import (
+    AuditResult,
+    CoordinateDifference,
+    SamplePair,
+    Statistic,
+    additive_pair,
+    audit,
+)
+from verification.errors import ParameterError
+
+__all__ = [
+    "BROKEN",
+    "CORRECT",
+    "ArmSumsPair",
+    "BrokenMechanism",
+    "CatalogueRow",
+    "FloatLaplacePair",
+    "LaplaceReachability",
+    "PolyaSharesPair",
+    "SkellamSharesPair",
+    "run_catalogue",
+]
+
+
+@dataclass(frozen=True)
+class BrokenMechanism:
+    """A mechanism (broken or correct), the privacy it claims, and how to sample it.
+
+    Attributes
+    ----------
+    name : str
+        A short identifier.
+    description : str
+        What the implementation does (and, for a broken one, what is wrong with it).
+    claimed_epsilon : float
+        The ε claimed at ``delta``, computed by :mod:`accounting` (rounded up).
+    delta : float
+        The δ of the claim (0 for pure DP).
+    sample_pair : SamplePair
+        ``sample_pair(rng, size) -> (outputs on D, outputs on D')``.
+    reference : str
+        Where the defect (or the correct mechanism) is described.
+    statistic : Statistic or None
+        The statistic the audit should use (None: the auditor's default).
+    """
+
+    name: str
+    description: str
+    claimed_epsilon: float
+    delta: float
+    sample_pair: SamplePair
+    reference: str
+    statistic: Statistic | None = None
+
+
+# ---------------------------------------------------------------------------------------
+# Pólya shares (spec §2.3 Fact 1, §9.1)
+# ---------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PolyaSharesPair:
+    """``n`` users each add ``Polya(1/n, β)`` differences to a sum moved by ``Δ`` (spec §2.3, §9.1).
+
+    With ``released_code=True`` every share is drawn as in the paper's released code
+    (``MABPrivate.py``: ``lam = rng.gamma(shape=r, scale=(1-p)/p)``, then ``Poisson(lam)``),
+    which samples ``Polya(r, 1-β)``; otherwise with the project's correct sampler
+    (:meth:`accounting.noise.Polya.sample`, scale ``β/(1-β)``).
+
+    The ``n`` users' draws are made in aggregate: ``Σ_i Poisson(Λ_i)`` with independent
+    ``Λ_i ~ Gamma(1/n, θ)`` has the law of ``Poisson(Λ)`` with ``Λ ~ Gamma(1, θ)`` (Gamma
+    shapes add; given the rates, Poisson variables add), so two Gamma–Poisson pairs per
+    output give exactly the distribution of the ``2n`` per-user draws at ``1/n`` of the cost.
+    """
+
+    users: int
+    beta: float
+    sensitivity: int
+    released_code: bool
+
+    def _total(self, rng: np.random.Generator, size: int) -> NDArray[np.int64]:
+        shape = self.users * (1 / self.users)  # the users' Gamma shapes 1/n, added up
+        if self.released_code:
+            lam = rng.gamma(shape=shape, scale=(1 - self.beta) / self.beta, size=size)
+            return rng.poisson(lam).astype(np.int64)
+        return Polya(shape, self.beta).sample(rng, size)
+
+    def _noise(self, rng: np.random.Generator, size: int) -> NDArray[np.int64]:
+        return self._total(rng, size) - self._total(rng, size)
+
+    def __call__(self, rng: np.random.Generator, size: int) -> tuple[NDArray[Any], NDArray[Any]]:
+        return self._noise(rng, size), self._noise(rng, size) + self.sensitivity
+
+
+def _polya(released_code: bool, users: int = 64, g: int = 4, epsilon: float = 0.5) -> BrokenMechanism:
+    # Spec §9.1's example: n = 64, g = 4, ε = 0.5, so b = g/ε = 8 and Δ = g.
+    beta = math.exp(-epsilon / g)
+    claim = DistributedSum(Polya(Fraction(1, users), beta), users, sensitivity=g).pure_epsilon()
+    if released_code:
+        return BrokenMechanism(
+            name="polya-scale-bug",
+            description=(
+                f"{users} users add Polya(1/{users}, β) differences, β = e^(-ε/g), g = {g}, sampled with "
+                "Gamma scale (1-β)/β: the total is Lap_Z of scale ~0.47, not 8 (variance 0.30, not 127.8)"
+            ),
+            claimed_epsilon=float(claim),
+            delta=0.0,
+            sample_pair=PolyaSharesPair(users, beta, g, released_code=True),
+            reference="papers/distributed-dp-mab.md §9.1 (released code MABPrivate.py); §2.3 Fact 1",
+        )
+    return BrokenMechanism(
+        name="polya-shares",
+        description=(
+            f"{users} users add Polya(1/{users}, β) differences with Gamma scale β/(1-β): "
+            f"the total is Lap_Z({g / epsilon:g}) (Goryczka & Xiong 2015)"
+        ),
+        claimed_epsilon=float(claim),
+        delta=0.0,
+        sample_pair=PolyaSharesPair(users, beta, g, released_code=False),
+        reference="papers/distributed-dp-mab.md §2.3 Fact 1 (Goryczka & Xiong 2015, Thm 5.1)",
+    )
+
+
+# ---------------------------------------------------------------------------------------
+# DP-SE arm sums (spec §4.7)
+# ---------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ArmSumsPair:
+    """DP-SE's released per-arm reward sums plus Laplace noise (spec §4.7).
+
+    ``D`` has the arm sums ``sums``; ``D'`` differs in one reward of arm ``arm``, so its sum
+    is larger by 1 (the sensitivity). With ``shared=True`` a single ``Lap(scale)`` draw is
+    added to every arm (the defect); otherwise each arm gets its own draw.
+    """
+
+    sums: tuple[int, ...]
+    arm: int
+    scale: float
+    shared: bool
+
+    def __call__(self, rng: np.random.Generator, size: int) -> tuple[NDArray[Any], NDArray[Any]]:
+        k = len(self.sums)
+        base = np.asarray(self.sums, dtype=np.float64)
+        moved = base.copy()
+        moved[self.arm] += 1
+
+        def noise() -> NDArray[np.float64]:
+            if self.shared:
+                return np.repeat(rng.laplace(0.0, self.scale, (size, 1)), k, axis=1)
+            return rng.laplace(0.0, self.scale, (size, k))
+
+        return base + noise(), moved + noise()
+
+
+def _dp_se(shared: bool, epsilon: float = 1.0) -> BrokenMechanism:
+    sums = (30, 20, 25, 10)
+    scale = 1 / epsilon
+    # DP-SE's accounting: each arm's sum (sensitivity 1) gets Lap(1/ε); a reward belongs to
+    # one arm, so the release is ε-DP by parallel composition.
+    claim = AdditiveNoise(Laplace(scale), 1).pure_epsilon()
+    pair = ArmSumsPair(sums, arm=0, scale=scale, shared=shared)
+    if shared:
+        return BrokenMechanism(
+            name="dp-se-shared-noise",
+            description=(
+                f"DP-SE releases {len(sums)} arm sums plus ONE Lap(1/ε) draw shared by all arms: "
+                "x[0] - x[1] is noiseless and reveals the changed reward"
+            ),
+            claimed_epsilon=float(claim),
+            delta=0.0,
+            sample_pair=pair,
+            reference="papers/distributed-dp-mab.md §4.7 (Sajed & Sheffet 2019), §2.6",
+            statistic=CoordinateDifference(0, 1),
+        )
+    return BrokenMechanism(
+        name="dp-se-independent-noise",
+        description=f"DP-SE releases {len(sums)} arm sums, each plus its own Lap(1/ε) draw",
+        claimed_epsilon=float(claim),
+        delta=0.0,
+        sample_pair=pair,
+        reference="papers/distributed-dp-mab.md §4.7 (Sajed & Sheffet 2019), §2.6",
+        statistic=CoordinateDifference(0, 1),
+    )
+
+
+# ---------------------------------------------------------------------------------------
+# Floating-point Laplace (Mironov 2012)
+# ---------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class FloatLaplacePair:
+    """``rng.laplace(first, scale)`` versus ``rng.laplace(second, scale)``: numpy's float sampler."""
+
+    scale: float
+    first: float = 0.0
+    second: float = 1.0
+
+    def __call__(self, rng: np.random.Generator, size: int) -> tuple[NDArray[Any], NDArray[Any]]:
+        return rng.laplace(self.first, self.scale, size), rng.laplace(self.second, self.scale, size)
+
+
+@dataclass(frozen=True)
+class LaplaceReachability:
+    """Mironov's (2012) distinguisher for numpy's Laplace sampler: which input can produce ``y``?
+
+    numpy's ``Generator.laplace(loc, scale)`` draws ``U`` on the grid ``k 2^-53`` of
+    ``[0, 1)`` and returns ``loc + scale·ln(2U)`` for ``U < 1/2`` and
+    ``loc - scale·ln(2 - U - U)`` otherwise. The arguments of the logarithm lie on grids
+    (``2^-52`` and ``2^-53``), so the outputs near ``loc`` form a sparse subset of the
+    floats, and the subsets for ``loc = 0`` and ``loc = 1`` are largely disjoint. For each
+    ``y`` and each candidate input, this statistic inverts the sampler (``U ≈ e^{-|y -
+    loc|/scale}`` on the branch given by the sign of ``y - loc``), re-runs it on the three
+    nearest grid points, and checks whether one reproduces ``y`` bit for bit.
+
+    Returns a code per output: 0 = only ``first`` can produce it, 1 = neither, 2 = both,
+    3 = only ``second``; so ``{T <= 0}`` and ``{T >= 3}`` are the events with infinite
+    privacy loss.
+
+    ``np.log`` and the C library's ``log`` that numpy's sampler calls disagree in the last
+    bit for a small fraction of arguments (about 0.3% on the machine this was written on),
+    so a few outputs are misclassified. That costs the audit power, never validity: any
+    statistic gives a valid lower bound.
+    """
+
+    scale: float
+    first: float = 0.0
+    second: float = 1.0
+
+    def _reachable(self, y: NDArray[np.float64], loc: float) -> NDArray[np.bool_]:
+        upper = y >= loc
+        # Grid of the logarithm's argument: 2U (step 2^-52) below loc, 2 - 2U (2^-53) above.
+        step = np.where(upper, 2.0**-53, 2.0**-52)
+        k0 = np.rint(np.exp(-np.abs(y - loc) / self.scale) / step)
+        hit = np.zeros(y.shape, dtype=bool)
+        for j in (-1, 0, 1):
+            arg = np.clip(k0 + j, 1, 1 / step) * step
+            log = np.log(arg)
+            hit |= np.where(upper, loc - self.scale * log, loc + self.scale * log) == y
+        return hit
+
+    def __call__(self, outputs: NDArray[Any]) -> NDArray[np.int64]:
+        y = np.asarray(outputs, dtype=np.float64)
+        a = self._reachable(y, self.first)
+        b = self._reachable(y, self.second)
+        # 0: first only, 1: neither, 2: both, 3: second only.
+        return np.where(a, np.where(b, 2, 0), np.where(b, 3, 1)).astype(np.int64)
+
+    def __str__(self) -> str:
+        return f"reachable(x | loc={self.first:g} or {self.second:g})"
+
+
+def _float_laplace(scale: float = 10.0) -> BrokenMechanism:
+    claim = AdditiveNoise(Laplace(scale), 1).pure_epsilon()
+    return BrokenMechanism(
+        name="float-laplace",
+        description=(
+            f"numpy's floating-point Laplace(scale={scale:g}) added to 0 versus 1: about 60% of the "
+            "outputs on one input are impossible on the other (least significant bits)"
+        ),
+        claimed_epsilon=float(claim),
+        delta=0.0,
+        sample_pair=FloatLaplacePair(scale),
+        reference=(
+            "Mironov 2012, 'On significance of the least significant bits for differential "
+            "privacy' (CCS); papers/distributed-dp-mab.md §2.6, §9.2"
+        ),
+        statistic=LaplaceReachability(scale),
+    )
+
+
+def _discrete_laplace(scale: int = 10) -> BrokenMechanism:
+    noise = DiscreteLaplace(scale)
+    return BrokenMechanism(
+        name="discrete-laplace",
+        description=f"integer noise Lap_Z({scale}) added to 0 versus 1 (the remedy for float Laplace)",
+        claimed_epsilon=float(AdditiveNoise(noise, 1).pure_epsilon()),
+        delta=0.0,
+        sample_pair=additive_pair(noise, 1),
+        reference="papers/distributed-dp-mab.md §2.3, §3.1 (Fact 3), §9.2",
+    )
+
+
+# ---------------------------------------------------------------------------------------
+# Skellam shares with a dropout (spec §2.4, §9.5)
+# ---------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SkellamSharesPair:
+    """``present`` of ``users`` users each add a ``Skellam(share_variance)`` share to a sum moved by ``Δ``."""
+
+    share_variance: Fraction
+    present: int
+    sensitivity: int
+
+    def _noise(self, rng: np.random.Generator, size: int) -> NDArray[np.int64]:
+        share = Skellam(self.share_variance)
+        total = np.zeros(size, dtype=np.int64)
+        for _ in range(self.present):
+            total += share.sample(rng, size)
+        return total
+
+    def __call__(self, rng: np.random.Generator, size: int) -> tuple[NDArray[Any], NDArray[Any]]:
+        return self._noise(rng, size), self._noise(rng, size) + self.sensitivity
+
+
+def _skellam(dropout: bool, users: int = 2, variance: int = 100, sensitivity: int = 10) -> BrokenMechanism:
+    # With n users a dropout removes 1/n of the variance. At 10^6 samples per side the audit
+    # flags it for n = 2 (ε_lb 4.2 against 3.1), 3 (3.6) and 4 (3.3), not for n = 8 (2.9):
+    # a small share going missing is the accountant's job to catch, not the auditor's.
+    delta = 1e-3
+    share = Fraction(variance, users)
+    claim = DistributedSum(Skellam(share), users, sensitivity).epsilon(delta)
+    present = users - 1 if dropout else users
+    return BrokenMechanism(
+        name="skellam-dropout" if dropout else "skellam-all-shares",
+        description=(
+            f"{present} of {users} users add Sk({share}) shares (Δ = {sensitivity}); the claim assumes "
+            f"all {users} (total variance {variance})"
+            + (": one user dropped out and her noise is missing" if dropout else "")
+        ),
+        claimed_epsilon=float(claim),
+        delta=delta,
+        sample_pair=SkellamSharesPair(share, present, sensitivity),
+        reference="papers/distributed-dp-mab.md §2.4, §3.2, §9.5 (dropouts); Agarwal, Kairouz & Liu 2021",
+    )
+
+
+# ---------------------------------------------------------------------------------------
+# Discrete Gaussian with the wrong σ (spec §2.5)
+# ---------------------------------------------------------------------------------------
+
+
+def _discrete_gaussian(wrong: bool, sigma: float = 10.0, sensitivity: int = 10) -> BrokenMechanism:
+    delta = 1e-3
+    claim = AdditiveNoise(DiscreteGaussian(sigma), sensitivity).epsilon(delta)
+    used = sigma / math.sqrt(2) if wrong else sigma
+    return BrokenMechanism(
+        name="discrete-gaussian-sigma" if wrong else "discrete-gaussian",
+        description=(
+            f"N_Z(0, σ^2) with σ = {used:.6g} added to 0 versus {sensitivity}; the claim is for σ = {sigma:g}"
+            + (" (σ off by a factor √2)" if wrong else "")
+        ),
+        claimed_epsilon=float(claim),
+        delta=delta,
+        sample_pair=additive_pair(DiscreteGaussian(used), sensitivity),
+        reference="papers/distributed-dp-mab.md §2.5, §3.3 (Canonne, Kamath & Steinke 2020)",
+    )
+
+
+#: The broken mechanisms; the auditor must flag each of them.
+BROKEN: tuple[BrokenMechanism, ...] = (
+    _polya(released_code=True),
+    _dp_se(shared=True),
+    _float_laplace(),
+    _skellam(dropout=True),
+    _discrete_gaussian(wrong=True),
+)
+
+#: Their correct counterparts, in the same order; the auditor must not flag them.
+CORRECT: tuple[BrokenMechanism, ...] = (
+    _polya(released_code=False),
+    _dp_se(shared=False),
+    _discrete_laplace(),
+    _skellam(dropout=False),
+    _discrete_gaussian(wrong=False),
+)
+
+
+@dataclass(frozen=True)
+class CatalogueRow:
+    """One audited catalogue entry.
+
+    ``flagged`` is the auditor's verdict (a violation at the stated confidence);
+    ``expected`` whether it should be (True for :data:`BROKEN`); ``ok`` whether they agree.
+    """
+
+    name: str
+    broken: bool
+    claimed_epsilon: float
+    delta: float
+    epsilon_lower: float
+    flagged: bool
+    result: AuditResult
+
+    @property
+    def expected(self) -> bool:
+        return self.broken
+
+    @property
+    def ok(self) -> bool:
+        return self.flagged == self.broken
+
+    @property
+    def as_expected(self) -> bool:
+        """Same as :attr:`ok` (the name the other verification reports use)."""
+        return self.ok
+
+    def summary(self) -> str:
+        """One human-readable line."""
+        kind = "broken " if self.broken else "correct"
+        verdict = "flagged" if self.flagged else "not flagged"
+        return (
+            f"{kind} {self.name:26s} claimed ε = {self.claimed_epsilon:<8.4g} {f'(δ = {self.delta:g})':13s} "
+            f"ε_lb = {self.epsilon_lower:<8.4g} {verdict:12s} {'ok' if self.ok else 'UNEXPECTED'}"
+        )
+
+
+def run_catalogue(
+    samples: int = 1_000_000,
+    seed: int | None = 0,
+    *,
+    confidence: float = 0.95,
+    include_correct: bool = True,
+    audit_fn: Callable[..., AuditResult] = audit,
+    **options: Any,
+) -> list[CatalogueRow]:
+    """Audit every catalogue entry: :data:`BROKEN`, then (``include_correct``) :data:`CORRECT`.
+
+    Parameters
+    ----------
+    samples : int
+        Samples per side for each audit.
+    seed : int or None
+        Root seed; entry ``i`` gets the ``i``-th spawned :class:`numpy.random.SeedSequence`.
+    confidence : float
+        The confidence of every audit.
+    include_correct : bool
+        Also audit the correct counterparts (the false-alarm check).
+    audit_fn : callable
+        The auditor (default :func:`verification.audit.audit`).
+    **options
+        Passed to the auditor (``chunk``, ``scheduler``, ...).
+
+    Returns
+    -------
+    list of CatalogueRow
+    """
+    samples = v.integer("samples", samples, minimum=100)
+    if seed is not None:
+        seed = v.integer("seed", seed, minimum=0)
+    if "statistic" in options or "delta" in options or "claimed_epsilon" in options:
+        raise ParameterError(
+            "options", sorted(options), "no statistic, delta or claimed_epsilon (set per entry)"
+        )
+    entries = [(m, True) for m in BROKEN] + ([(m, False) for m in CORRECT] if include_correct else [])
+    seeds = np.random.SeedSequence(seed).spawn(len(entries))
+    rows = []
+    for (mech, broken), child in zip(entries, seeds, strict=True):
+        result = audit_fn(
+            mech.sample_pair,
+            delta=mech.delta,
+            claimed_epsilon=mech.claimed_epsilon,
+            samples=samples,
+            confidence=confidence,
+            seed=child,
+            statistic=mech.statistic,
+            **options,
+        )
+        rows.append(
+            CatalogueRow(
+                name=mech.name,
+                broken=broken,
+                claimed_epsilon=mech.claimed_epsilon,
+                delta=mech.delta,
+                epsilon_lower=result.epsilon_lower,
+                flagged=result.violation,
+                result=result,
+            )
+        )
+    return rows

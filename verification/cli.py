@@ -1,0 +1,239 @@
+"""The ``dp-audit`` command line (also ``python -m verification``).
+
+Subcommands, each with ``--json`` and a human-readable report:
+
+``sampler``    goodness of fit of a noise sampler against its exact PMF;
+``bounds``     published closed forms against the exact values, over a grid;
+``mechanism``  an empirical ε lower bound for additive noise, against a claimed ε;
+``broken``     the catalogue of broken mechanisms (each must be flagged) and their correct twins;
+``proofs``     the sympy proofs the accounting relies on.
+
+Exit status: 0 when every check passes, 1 when a check fails (a sampler rejected, a bound that
+should dominate violated, a violation found, a broken mechanism not flagged or a correct one
+flagged, a proof that does not hold), 2 for invalid input (a one-line message).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from collections.abc import Sequence
+from dataclasses import asdict, is_dataclass
+from typing import Any
+
+import numpy as np
+
+from accounting.cli import Parser, add_noise_arguments, noise_from_arguments
+from accounting.errors import AccountingError, ParameterTypeError
+from accounting.mechanisms import AdditiveNoise, DistributedSum
+from accounting.noise import LatticeNoise
+
+#: Which registered closed forms concern each noise family (``dp-audit bounds --noise``).
+_BOUND_FAMILIES = {
+    "skellam": ("skellam",),
+    "discrete-gaussian": ("discrete_gaussian", "sum_discrete_gaussians", "theorem4"),
+    "discrete-laplace": ("discrete_laplace",),
+    "theorem2": ("theorem2",),
+}
+
+
+def _plain(value: Any) -> Any:
+    """JSON-ready data from results (dataclasses, numpy scalars, infinities as strings)."""
+    if is_dataclass(value) and not isinstance(value, type):
+        return {k: _plain(v) for k, v in asdict(value).items()}
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    if isinstance(value, np.generic):
+        return _plain(value.item())
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)
+    if isinstance(value, str | int | float | bool) or value is None:
+        return value
+    return str(value)
+
+
+def _emit(args: argparse.Namespace, record: dict[str, Any], text: str, ok: bool) -> int:
+    if args.json:
+        print(json.dumps(_plain(record | {"passed": ok}), indent=2))
+    else:
+        print(text)
+    return 0 if ok else 1
+
+
+def _cmd_sampler(args: argparse.Namespace) -> int:
+    from verification.goodness_of_fit import check_sampler
+
+    noise = noise_from_arguments(args)
+    if args.users > 1:
+        noise = DistributedSum(noise, args.users).total_noise
+    if not isinstance(noise, LatticeNoise):
+        raise AccountingError(f"--noise {args.noise}: goodness of fit needs a noise on the integers")
+    report = check_sampler(noise, np.random.default_rng(args.seed), args.samples, alpha=args.alpha)
+    record = {"command": "sampler", "noise": repr(noise), "report": report}
+    return _emit(args, record, report.summary(), report.passed)
+
+
+def _cmd_bounds(args: argparse.Namespace) -> int:
+    from verification.exactness import BOUNDS, check_all
+
+    prefixes = _BOUND_FAMILIES.get(args.noise, ()) if args.noise != "all" else ("",)
+    names = [name for name in BOUNDS if any(name.startswith(p) for p in prefixes)]
+    reports = check_all(quick=args.quick, dps=args.dps, names=names)
+    ok = all(r.as_expected for r in reports)
+    text = "\n".join(r.summary() for r in reports)
+    text += "\n\n" + (
+        "every proved bound dominates the exact value; every known slip is reported"
+        if ok
+        else "UNEXPECTED: a bound behaves unlike its citation"
+    )
+    return _emit(args, {"command": "bounds", "reports": list(reports)}, text, ok)
+
+
+def _cmd_mechanism(args: argparse.Namespace) -> int:
+    from verification.audit import additive_pair, audit
+
+    noise = noise_from_arguments(args)
+    mech = DistributedSum(noise, args.users, int(args.sensitivity)) if args.users > 1 else None
+    total = mech.total_noise if mech is not None else noise
+    claimed = args.claimed_epsilon
+    if claimed is None:
+        claimed = AdditiveNoise(total, args.sensitivity).epsilon(args.delta).upper if args.delta else None
+        if claimed is None:
+            claimed = AdditiveNoise(total, args.sensitivity).pure_epsilon().upper
+    result = audit(
+        additive_pair(total, args.sensitivity),
+        args.delta,
+        claimed,
+        samples=args.samples,
+        confidence=args.confidence,
+        seed=args.seed,
+        scheduler=args.scheduler,
+    )
+    ok = result.verdict != "violation"
+    record = {"command": "mechanism", "noise": repr(total), "claimed_epsilon": claimed, "result": result}
+    return _emit(args, record, result.summary(), ok)
+
+
+def _cmd_broken(args: argparse.Namespace) -> int:
+    from verification.broken import run_catalogue
+
+    rows = run_catalogue(samples=args.samples, seed=args.seed)
+    ok = all(row.as_expected for row in rows)
+    text = "\n".join(row.summary() for row in rows)
+    text += "\n\n" + ("every broken mechanism flagged, no correct one" if ok else "UNEXPECTED verdicts above")
+    return _emit(args, {"command": "broken", "rows": list(rows)}, text, ok)
+
+
+def _cmd_proofs(args: argparse.Namespace) -> int:
+    from verification.symbolic import prove_all
+
+    proofs = prove_all()
+    ok = all(p.holds for p in proofs.values())
+    text = "\n\n".join(
+        f"{name}: {'holds' if p.holds else 'DOES NOT HOLD'}\n{p.derivation}" for name, p in proofs.items()
+    )
+    record = {
+        "command": "proofs",
+        "proofs": {
+            name: {"statement": p.statement, "holds": p.holds, "derivation": p.derivation}
+            for name, p in proofs.items()
+        },
+    }
+    return _emit(args, record, text, ok)
+
+
+def _count(text: str) -> int:
+    try:
+        value = int(float(text))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if value < 100 or value != float(text):
+        raise argparse.ArgumentTypeError(f"{text!r} must be an integer >= 100")
+    return value
+
+
+def _probability(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not 0 < value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} must be in the open interval (0, 1)")
+    return value
+
+
+def _unit_or_zero(text: str) -> float:
+    value = 0.0 if text.strip() in ("0", "0.0") else _probability(text)
+    return value
+
+
+def _nonnegative(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if math.isnan(value) or value < 0:
+        raise argparse.ArgumentTypeError(f"{text!r} must be a number >= 0 (or inf)")
+    return value
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = Parser(
+        prog="dp-audit", description="Check samplers, bounds and mechanisms against what samples show."
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    def seeded(cmd: argparse.ArgumentParser, samples: int) -> None:
+        cmd.add_argument("--samples", type=_count, default=samples, help=f"samples (default {samples})")
+        cmd.add_argument("--seed", type=int, default=0, help="seed of the random streams (default 0)")
+        cmd.add_argument("--json", action="store_true", help="print one JSON object")
+
+    sampler = sub.add_parser("sampler", help="goodness of fit of a sampler against its exact PMF")
+    add_noise_arguments(sampler)
+    sampler.add_argument("--alpha", type=_probability, default=1e-3, help="false-alarm level (default 1e-3)")
+    seeded(sampler, 1_000_000)
+    sampler.set_defaults(func=_cmd_sampler)
+
+    bounds = sub.add_parser("bounds", help="published closed forms against the exact values")
+    bounds.add_argument("--noise", choices=(*_BOUND_FAMILIES, "all"), default="all", help="which bounds")
+    bounds.add_argument("--quick", action="store_true", help="a small grid")
+    bounds.add_argument("--dps", type=int, default=15, help="working precision (default 15)")
+    bounds.add_argument("--json", action="store_true", help="print one JSON object")
+    bounds.set_defaults(func=_cmd_bounds)
+
+    mech = sub.add_parser("mechanism", help="empirical ε lower bound of additive noise versus a claim")
+    add_noise_arguments(mech)
+    mech.add_argument("--sensitivity", type=int, default=1, help="integer sensitivity Δ (default 1)")
+    mech.add_argument("--claimed-epsilon", type=_nonnegative, help="the claim (default: the exact ε)")
+    mech.add_argument("--delta", type=_unit_or_zero, default=0.0, help="δ of the claim (default 0)")
+    mech.add_argument("--confidence", type=_probability, default=0.95, help="confidence (default 0.95)")
+    mech.add_argument("--scheduler", help="a Dask scheduler address to run the sampling on")
+    seeded(mech, 1_000_000)
+    mech.set_defaults(func=_cmd_mechanism)
+
+    broken = sub.add_parser("broken", help="run the catalogue of broken mechanisms")
+    seeded(broken, 1_000_000)
+    broken.set_defaults(func=_cmd_broken)
+
+    proofs = sub.add_parser("proofs", help="the sympy proofs the accounting relies on")
+    proofs.add_argument("--json", action="store_true", help="print one JSON object")
+    proofs.set_defaults(func=_cmd_proofs)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        code: int = args.func(args)
+    except (AccountingError, ParameterTypeError) as err:
+        print(f"dp-audit: error: {err}", file=sys.stderr)
+        return 2
+    return code
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
