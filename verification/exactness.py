@@ -18,6 +18,13 @@ with, a default grid (a few seconds), a quick grid (for tests) and a search spac
 :func:`search_counterexamples`, which runs a hypothesis search (targeted at the smallest
 ratio) over that space.
 
+Search ranges (:attr:`BoundSpec.space`, printed by :attr:`SearchReport.space`): orders up to
+64 (16 for sums of discrete Gaussians and Theorem 4, 200 for the exact Theorem-2 checks, 1000
+for the Lemma-3 cross-checks); σ from 0.2 to 50, Skellam variances from 0.5 to 5000, ε from
+0.01 to 10 and s from 1 to 100 (log-uniform), n up to 2^21 for the closed-form-only checks;
+each restricted to the bound's domain and to points whose exact value costs about a second
+(:attr:`BoundSpec.feasible`).
+
 The Theorem-2 closed forms of the distributed MAB paper (spec §3.2) are checked twice:
 against the exact per-batch Rényi divergence of the Skellam noise the protocol adds, and
 against the Lemma-3 value they were derived from. The second comparison is where they fail
@@ -422,7 +429,7 @@ def _paper_vs_lemma3(p: dict[str, Any], dps: int) -> tuple[Mpf, Enclosure]:
 
 
 def _theorem2_feasible(p: dict[str, Any]) -> bool:
-    """Points whose exact Skellam RDP takes at most about a second.
+    """σ = g/ε <= 120, αg <= 2000 and αε <= 25: exact Skellam RDP in about a second at most.
 
     The cost of the exact Rényi sum grows with the total noise's σ = g/ε (the table), with
     ``αg`` (the window) and with ``αε`` (the tail bound at order 2α is about ``α²ε²``):
@@ -434,7 +441,7 @@ def _theorem2_feasible(p: dict[str, Any]) -> bool:
 
 
 def _theorem4_feasible(p: dict[str, Any]) -> bool:
-    """Batches have ``n <= T/2`` users (Theorem 4's proof); exact sums stay cheap for small g and σ√n."""
+    """n <= T/2 (Theorem 4's proof), g <= 8 and σ√n <= 40 (exact sums of discrete Gaussians stay cheap)."""
     n, horizon = _int(p, "users"), _int(p, "horizon")
     if n > horizon // 2:
         return False
@@ -443,17 +450,17 @@ def _theorem4_feasible(p: dict[str, Any]) -> bool:
 
 
 def _dg_delta_feasible(p: dict[str, Any]) -> bool:
-    """δ above about ``e^{-75}``: where ``εσ/Δ`` is larger, δ is too small to resolve cheaply."""
+    """εσ <= 12Δ: δ stays above about e^-75, small enough to resolve at moderate precision."""
     return float(p["epsilon"]) * float(p["sigma"]) <= 12 * _int(p, "sensitivity")
 
 
 def _sum_dg_feasible(p: dict[str, Any]) -> bool:
-    """The exact Rényi window grows fast with ``αΔ/σ`` (60 s at 94, with 16 users): keep it <= 24."""
+    """αΔ <= 24σ: the exact Rényi window grows fast with αΔ/σ (60 s at 94, with 16 users)."""
     return float(p["alpha"]) * _int(p, "sensitivity") <= 24 * float(p["sigma"])
 
 
 def _skellam_feasible(p: dict[str, Any]) -> bool:
-    """The exact Rényi window grows with ``αΔ/σ``: keep it under about 50 000 points."""
+    """αΔ <= 40 max(1, σ) + 40: the exact Rényi window grows with αΔ/σ (kept under ~50 000 points)."""
     return float(p["alpha"]) * _int(p, "sensitivity") <= 40 * math.sqrt(max(1.0, float(p["variance"]))) + 40
 
 
@@ -719,8 +726,8 @@ def _ratio(bound: Mpf, exact: Enclosure) -> float:
         if exact.relative_width > _RATIO_RTOL:
             return math.nan
         mid = exact.mid
-        if mid == 0:
-            return 1.0 if bound == 0 else math.inf
+        if mid == 0 or mp.isinf(mid):
+            return 1.0 if bound == mid else (math.inf if mid == 0 else 0.0)
         return float(bound / mid)
 
 

@@ -253,8 +253,9 @@ def _table(noise: LatticeNoise, size: int) -> _Table:
 
     The window comes from the certified tail bounds (:meth:`LatticeNoise.window`), so the
     mass outside it is at most ``1e-6`` expected counts: it is left out of the tail bins, an
-    error far below the ``min_expected >= 1`` counts each bin holds. Inside, every value is
-    the midpoint of a certified enclosure rounded to float: relative error about ``1e-16``.
+    error far below the ``min_expected`` counts each of them holds (5 by default). Inside,
+    every value is the midpoint of a certified enclosure rounded to float (relative error
+    about ``1e-16``).
     """
     mass = mp.mpf(_OUTSIDE_COUNTS) / size
     a, b = noise.window(mass, _DPS)

@@ -34,8 +34,12 @@ def test_registry_covers_the_published_closed_forms() -> None:
         "theorem2_headline_vs_lemma3",
     }
     for spec in BOUNDS.values():
-        assert spec.citation and spec.reference and spec.description
-        assert spec.quick_grid and spec.grid and spec.space
+        assert spec.citation
+        assert spec.reference
+        assert spec.description
+        assert spec.quick_grid
+        assert spec.grid
+        assert spec.space
         for grid in (spec.grid, spec.quick_grid):
             assert all(tuple(k for k, _ in point) == spec.parameters for point in grid)
         assert [d.name for d in spec.space] == list(spec.parameters)
@@ -110,7 +114,8 @@ def test_headline_dominates_the_exact_skellam_rdp_there() -> None:
     """The exact per-batch RDP (0.846) is far below both closed forms: Lemma 3 is loose here."""
     point = {"alpha": ALPHA, "epsilon": EPS, "scale": SCALE, "users": USERS}
     report = check_bound("skellam_rdp_theorem2_headline", grid=[point])
-    assert report.dominates and report.worst is not None
+    assert report.dominates
+    assert report.worst is not None
     assert report.worst.exact_hi == pytest.approx(0.84644, abs=1e-5)
 
 
@@ -142,7 +147,8 @@ def test_akl_ratio_against_a_bessel_sum() -> None:
     report = check_bound("skellam_rdp_akl", grid=[point])
     exact = skellam_d2_by_hand(10.0)
     assert report.worst is not None
-    assert report.worst.exact_lo <= exact * (1 + 1e-14) and exact * (1 - 1e-14) <= report.worst.exact_hi
+    assert report.worst.exact_lo <= exact * (1 + 1e-14)
+    assert exact * (1 - 1e-14) <= report.worst.exact_hi
     # AKL: 2/20 + min((3 + 6)/400, 3/20) = 0.1225.
     assert report.worst.bound == pytest.approx(0.1225, rel=1e-15)
     assert report.worst_ratio == pytest.approx(0.1225 / exact, rel=1e-12)
@@ -153,16 +159,21 @@ def test_equal_values_are_undecided_not_counterexamples() -> None:
     report = check_bound("discrete_laplace_pure_epsilon", grid=[{"scale": 2.0, "sensitivity": 1}])
     assert report.dominates
     (tie,) = report.undecided
-    assert tie.status == "undecided" and tie.bound == 0.5 and tie.ratio == pytest.approx(1.0)
+    assert tie.status == "undecided"
+    assert tie.bound == 0.5
+    assert tie.ratio == pytest.approx(1.0)
     # At b = 3 the float 1/3 is rounded up, strictly above the exact value.
     strict = check_bound("discrete_laplace_pure_epsilon", grid=[{"scale": 3.0, "sensitivity": 1}])
-    assert not strict.undecided and strict.worst is not None and strict.worst.status == "dominates"
+    assert not strict.undecided
+    assert strict.worst is not None
+    assert strict.worst.status == "dominates"
 
 
 def test_cks_rho_is_attained_at_integer_alpha_delta() -> None:
     """D_α(N_Z(Δ) || N_Z(0)) = αΔ²/(2σ²) exactly when αΔ is an integer (theta shift by a lattice point)."""
     report = check_bound("discrete_gaussian_rdp_cks", grid=[{"alpha": 3, "sigma": 2.0, "sensitivity": 1}])
-    assert report.dominates and len(report.undecided) == 1
+    assert report.dominates
+    assert len(report.undecided) == 1
     assert report.undecided[0].exact_lo <= 3 / 8 <= report.undecided[0].exact_hi
 
 
@@ -182,7 +193,8 @@ def test_check_all_quick() -> None:
 def test_search_finds_the_theorem2_discrepancy() -> None:
     report = search_counterexamples("theorem2_headline_vs_lemma3", max_examples=60, seed=1)
     assert not report.dominates
-    assert report.counterexamples and report.worst_ratio < 1
+    assert report.counterexamples
+    assert report.worst_ratio < 1
     for c in report.counterexamples:
         d = c.as_dict
         g = math.ceil(d["scale"] * d["epsilon"] * math.sqrt(d["users"]) - 1e-12)
