@@ -255,7 +255,12 @@ def _smallest(
             x = (x_lo + x_hi) / 2
         theta = math.exp(x)
         if not lo < theta < hi:
-            break
+            # The secant step stalled on an end of the bracket (a value exactly at the target
+            # makes f ~ 0 there): bisect instead; stop only at float resolution.
+            theta = math.sqrt(lo * hi)
+            if not lo < theta < hi:
+                break
+            x = math.log(theta)
         f = excess(theta)
         if f <= 0:
             hi, x_hi, f_hi = theta, x, f

@@ -128,3 +128,14 @@ def test_protocol_bad_input() -> None:
     with pytest.raises(ParameterError) as err:
         protocol_parameters(7, 1.0, 16, 1000)
     assert err.value.name == "theorem"
+
+
+def test_search_does_not_stall_on_a_value_exactly_at_the_target() -> None:
+    """Regression (found by the round-trip property in CI): discrete Laplace (2.5, 1e-7) twice.
+
+    A probe landed where ε equals the target to the last digit; the secant step then stalled on
+    the bracket's end and the search returned its starting value (25% too much noise).
+    """
+    cal = calibrate("discrete-laplace", 2.5, 1e-7, compositions=2)
+    assert cal.epsilon.upper <= 2.5
+    assert cal.value == pytest.approx(0.8, rel=1e-6)
