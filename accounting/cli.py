@@ -14,10 +14,10 @@ import argparse
 import json
 import math
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from fractions import Fraction
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from mpmath import mp
 
@@ -324,51 +324,37 @@ def _cmd_protocol(args: argparse.Namespace) -> int:
     return _emit(args, record, text)
 
 
-def _positive_float(text: str) -> float:
+def parse_number(
+    text: str, convert: Callable[[str], float], valid: Callable[[float], bool], what: str
+) -> Any:
+    """``convert(text)`` if it satisfies ``valid``, else an argparse error saying ``what`` it must be."""
     try:
-        value = float(text)
+        value = convert(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if not (math.isfinite(value) and value > 0):
-        raise argparse.ArgumentTypeError(f"{text!r} must be a finite number > 0")
+    if not valid(value):
+        raise argparse.ArgumentTypeError(f"{text!r} must be {what}")
     return value
+
+
+def _positive_float(text: str) -> float:
+    return float(parse_number(text, float, lambda v: math.isfinite(v) and v > 0, "a finite number > 0"))
 
 
 def _nonnegative_float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if not (math.isfinite(value) and value >= 0):
-        raise argparse.ArgumentTypeError(f"{text!r} must be a finite number >= 0")
-    return value
+    return float(parse_number(text, float, lambda v: math.isfinite(v) and v >= 0, "a finite number >= 0"))
 
 
 def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{text!r} must be an integer >= 1")
-    return value
+    return int(parse_number(text, int, lambda v: v >= 1, "an integer >= 1"))
 
 
 def _order(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if math.isnan(value) or not value > 1:
-        raise argparse.ArgumentTypeError(f"{text!r} must be a number > 1 (or inf)")
-    return value
+    return float(parse_number(text, float, lambda v: v > 1, "a number > 1 (or inf)"))
 
 
 def _unit_float(text: str) -> float:
-    value = _positive_float(text)
-    if value >= 1:
-        raise argparse.ArgumentTypeError(f"{text!r} must be in the open interval (0, 1)")
-    return value
+    return float(parse_number(text, float, lambda v: 0 < v < 1, "in the open interval (0, 1)"))
 
 
 def add_noise_arguments(cmd: argparse.ArgumentParser) -> None:
@@ -458,15 +444,19 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
+def run(parser: argparse.ArgumentParser, argv: Sequence[str] | None) -> int:
+    """Parse ``argv`` and run the chosen subcommand; a library error is one line and status 2."""
     args = parser.parse_args(argv)
     try:
         code: int = args.func(args)
     except (AccountingError, ParameterTypeError) as err:
-        print(f"dp-account: error: {err}", file=sys.stderr)
+        print(f"{parser.prog}: error: {err}", file=sys.stderr)
         return 2
     return code
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    return run(build_parser(), argv)
 
 
 if __name__ == "__main__":  # pragma: no cover

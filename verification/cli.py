@@ -25,8 +25,8 @@ from typing import Any
 
 import numpy as np
 
-from accounting.cli import Parser, add_noise_arguments, noise_from_arguments
-from accounting.errors import AccountingError, ParameterTypeError
+from accounting.cli import Parser, add_noise_arguments, noise_from_arguments, parse_number, run
+from accounting.errors import AccountingError
 from accounting.mechanisms import AdditiveNoise, DistributedSum
 from accounting.noise import LatticeNoise
 
@@ -147,38 +147,19 @@ def _cmd_proofs(args: argparse.Namespace) -> int:
 
 
 def _count(text: str) -> int:
-    try:
-        value = int(float(text))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if value < 100 or value != float(text):
-        raise argparse.ArgumentTypeError(f"{text!r} must be an integer >= 100")
-    return value
+    return int(parse_number(text, int, lambda v: v >= 100, "an integer >= 100"))
 
 
 def _probability(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if not 0 < value < 1:
-        raise argparse.ArgumentTypeError(f"{text!r} must be in the open interval (0, 1)")
-    return value
+    return float(parse_number(text, float, lambda v: 0 < v < 1, "in the open interval (0, 1)"))
 
 
 def _unit_or_zero(text: str) -> float:
-    value = 0.0 if text.strip() in ("0", "0.0") else _probability(text)
-    return value
+    return float(parse_number(text, float, lambda v: 0 <= v < 1, "in [0, 1)"))
 
 
-def _nonnegative(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if math.isnan(value) or value < 0:
-        raise argparse.ArgumentTypeError(f"{text!r} must be a number >= 0 (or inf)")
-    return value
+def _claim(text: str) -> float:
+    return float(parse_number(text, float, lambda v: v >= 0, "a number >= 0 (or inf)"))
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -208,7 +189,7 @@ def build_parser() -> argparse.ArgumentParser:
     mech = sub.add_parser("mechanism", help="empirical ε lower bound of additive noise versus a claim")
     add_noise_arguments(mech)
     mech.add_argument("--sensitivity", type=int, default=1, help="integer sensitivity Δ (default 1)")
-    mech.add_argument("--claimed-epsilon", type=_nonnegative, help="the claim (default: the exact ε)")
+    mech.add_argument("--claimed-epsilon", type=_claim, help="the claim (default: the exact ε)")
     mech.add_argument("--delta", type=_unit_or_zero, default=0.0, help="δ of the claim (default 0)")
     mech.add_argument("--confidence", type=_probability, default=0.95, help="confidence (default 0.95)")
     mech.add_argument("--scheduler", help="a Dask scheduler address to run the sampling on")
@@ -226,13 +207,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
-    try:
-        code: int = args.func(args)
-    except (AccountingError, ParameterTypeError) as err:
-        print(f"dp-audit: error: {err}", file=sys.stderr)
-        return 2
-    return code
+    return run(build_parser(), argv)
 
 
 if __name__ == "__main__":  # pragma: no cover
