@@ -264,7 +264,13 @@ class Accountant:
         epsilon: float | None = None,
     ) -> Enclosure:
         if len(self._events) == 1 and self._events[0].count == 1:
-            return single(_central(self._events[0].mechanism))
+            try:
+                return single(_central(self._events[0].mechanism))
+            except UnsupportedError:
+                # Too wide for the exact single-shot sum (a huge discrete Laplace scale): the
+                # grid PLD has closed-form atoms for it, so fall through to it when it applies.
+                if not self._symmetric_lattice(self._events[0]):
+                    raise
         sigma = self._gaussian_sigma()
         if sigma is not None:
             mech = AdditiveNoise(Gaussian(sigma), 1.0)

@@ -53,6 +53,15 @@ def _shift_pair(p: LatticeNoise, q: LatticeNoise) -> tuple[LatticeNoise, int] | 
     return None
 
 
+def _check_size(a: int, b: int, what: str) -> None:
+    """Refuse a window beyond :data:`MAX_POINTS` (memory), rather than run out of memory."""
+    if b - a > MAX_POINTS:
+        raise UnsupportedError(
+            f"{what} needs {b - a + 1} lattice points (more than {MAX_POINTS}): too wide for an exact "
+            "sum with this noise (for compositions of discrete Laplace noise use the PLD route)"
+        )
+
+
 def _contains(outer: tuple[float, float], inner: tuple[float, float]) -> bool:
     return outer[0] <= inner[0] and inner[1] <= outer[1]
 
@@ -98,6 +107,7 @@ def hockey_stick(p: LatticeNoise, q: LatticeNoise, epsilon: float, dps: int = DE
     mass = mp.mpf(10) ** -(dps + 8)
     while True:
         a, b = _window(p, q, mass, dps)
+        _check_size(a, b, "the hockey-stick sum")
         tail = _outside(p, a, b, dps)
         ps, qs = _tables(p, q, a, b, dps)
         with precision(dps):
@@ -151,6 +161,7 @@ def epsilon_for_delta(p: LatticeNoise, q: LatticeNoise, delta: float, dps: int =
     dps = v.dps("dps", dps)
     mass = mp.mpf(d) * mp.mpf(10) ** -(dps + 6)
     a, b = _window(p, q, mass, dps)
+    _check_size(a, b, "ε(δ)")
     tail = _outside(p, a, b, dps)
     ps, qs = _tables(p, q, a, b, dps)
     with precision(dps):
@@ -244,11 +255,7 @@ def renyi(p: LatticeNoise, q: LatticeNoise, alpha: float, dps: int = DEFAULT_DPS
             holder = shift[0].renyi_prior(shift[1], a_ord)
             mass = _holder_mass(target, a_ord, holder.beta, holder.bound)
             a, b = q.window(mass, dps)
-    if b - a > MAX_POINTS:
-        raise UnsupportedError(
-            f"the Rényi sum at alpha={a_ord} needs {b - a + 1} points (more than {MAX_POINTS}): "
-            "the order is too large for an exact computation with this noise"
-        )
+    _check_size(a, b, f"the Rényi sum at alpha={a_ord}")
     ps, qs = _tables(p, q, a, b, dps)
     with precision(dps):
         alpha_iv = iv.mpf(a_ord)

@@ -135,3 +135,26 @@ def test_bad_input_names_the_parameter(call: object, name: str) -> None:
     with pytest.raises(ParameterError) as err:
         call()  # type: ignore[operator]
     assert err.value.name == name
+
+
+def test_too_wide_single_event_falls_back_to_the_grid_pld() -> None:
+    """A discrete Laplace of scale 1e5 needs ~1.9e7 lattice points for the exact single-shot sum:
+    the mechanism refuses it (UnsupportedError, not an out-of-memory), the Accountant uses the grid
+    PLD (closed-form atoms). Its total variation is tanh(1/(2b)) ≈ 5e-6 <= δ = 1e-5, so ε(1e-5) = 0,
+    and at δ = 1e-6 it agrees with the pure bound's order of magnitude."""
+    mech = AdditiveNoise(DiscreteLaplace(1e5))
+    with pytest.raises(UnsupportedError):
+        mech.epsilon(1e-5)
+    answer = Accountant().compose(mech).epsilon(1e-5)
+    assert answer.route == "pld"
+    assert float(answer) == 0.0
+    tighter = Accountant().compose(mech).epsilon(1e-6)
+    assert 0 < float(tighter) <= 1e-5
+    # The same question at a scale the exact sum can take agrees with the grid PLD.
+    small = AdditiveNoise(DiscreteLaplace(1e3))
+    exact = small.epsilon(1e-5, 20)
+    from accounting.pld import PrivacyLossDistribution
+
+    grid = PrivacyLossDistribution.from_mechanism(small).epsilon(1e-5)
+    assert grid.lo <= exact.hi
+    assert exact.lo <= grid.hi
