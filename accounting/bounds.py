@@ -804,8 +804,11 @@ def skellam_rdp_theorem2_paper(alpha: int, epsilon: float, scale: float, users: 
     **Known slip (spec §3.2 [RECON], §10 item 1).** This is Lemma 3 with ``g = sε√n`` (no
     ceiling) except the second min-argument: Lemma 3 gives ``3Δ/(2σ²) = 3ε²/(2g) =
     3ε/(2s√n)``, while the paper prints ``3ε²/(2s√n)``. For ``ε < 1`` the printed value is
-    smaller than the true one, so this function is *not* a valid bound in general; it is
-    provided only to cross-check the paper. Use :func:`skellam_rdp_theorem2_lemma3`.
+    smaller than the true one, so Lemma 3 does *not* imply it; it is provided only to
+    cross-check the paper. Use :func:`skellam_rdp_theorem2_lemma3` or the exact RDP. (Against
+    the *exact* Skellam RDP, which lies below the Gaussian ``αΔ²/(2σ²)``, every Theorem-2 form
+    dominated on all points checked by :mod:`verification.exactness`: the slip is one of proof,
+    not of privacy, on those points.)
 
     Parameters
     ----------
@@ -851,7 +854,8 @@ def skellam_rdp_theorem2_headline(alpha: int, epsilon: float, scale: float) -> f
     a ceiling that can be below ``s``, it can understate the Lemma-3 value: e.g. at
     ``α = 100, ε = 0.2, s = 2, n = 2`` (``g = 1``) it gives 2.03 against 2.06 from Lemma 3,
     and at ``α = 21, ε = 0.3535, s = 2, n = 2`` 1.4058 against 1.4956, i.e. 6% too small
-    (see :func:`theorem2_discrepancy`). A cross-check only, not a bound.
+    (see :func:`theorem2_discrepancy`). A cross-check only, not a proved bound (it still
+    dominated the exact RDP on every point checked by :mod:`verification.exactness`).
 
     Parameters
     ----------
