@@ -25,7 +25,7 @@ from accounting import bounds
 from accounting._certified import float_down, float_up
 from accounting.accountant import ROUTES, Accountant, mechanism_to_dict, noise_to_dict
 from accounting.calibration import FAMILIES, calibrate, protocol_parameters
-from accounting.conversion import rdp_to_dp
+from accounting.conversion import rdp_to_dp, zcdp_to_dp_cks
 from accounting.errors import AccountingError, ParameterError, ParameterTypeError
 from accounting.mechanisms import AdditiveNoise, DistributedSum, Mechanism
 from accounting.noise import (
@@ -39,8 +39,6 @@ from accounting.noise import (
     Skellam,
 )
 
-#: Orders for converting a zCDP curve (valid at every real α > 1) with Lemma 10.
-_REAL_ORDERS = [1 + 10 ** (k / 40) for k in range(-120, 161)]
 _INTEGER_ORDERS = range(2, 2001)
 
 
@@ -61,10 +59,6 @@ class DemoRow:
         if not math.isfinite(self.bound_epsilon) or self.bound_epsilon == 0:
             return 0.0
         return 1 - self.exact_epsilon / self.bound_epsilon
-
-
-def _zcdp_route(rho: float, delta: float) -> float:
-    return rdp_to_dp(((a, float_up(a * rho)) for a in _REAL_ORDERS), delta)
 
 
 def demo_rows(epsilons: Sequence[float], delta: float, users: int = 10, dps: int = 20) -> list[DemoRow]:
@@ -103,13 +97,13 @@ def demo_rows(epsilons: Sequence[float], delta: float, users: int = 10, dps: int
                 f"DiscreteGaussian(sigma={sigma:.4g})",
                 AdditiveNoise(DiscreteGaussian(sigma)),
                 "CKS20 zCDP + Lemma 10",
-                _zcdp_route(bounds.discrete_gaussian_rho_cks(sigma), delta),
+                zcdp_to_dp_cks(bounds.discrete_gaussian_rho_cks(sigma), delta),
             ),
             (
                 f"{users} x DiscreteGaussian(sigma={share:.4g})",
                 DistributedSum(DiscreteGaussian(share), users),
                 kls_name,
-                _zcdp_route(kls_rho, delta),
+                zcdp_to_dp_cks(kls_rho, delta),
             ),
         ]
         for name, mech, bound_name, bound_eps in cases:
