@@ -305,6 +305,35 @@ class ProtocolParameters:
     privacy: str
 
 
+#: Calibrated σ of discrete Gaussian shares is rounded up to a multiple of ``1/SIGMA_GRID``, so
+#: ``σ²`` has a short rational form and the exact sampler runs in int64 (CKS Algorithm 3).
+SIGMA_GRID = 16
+
+#: Rational ε of the central and local discrete Laplace scale ``g/ε``: a denominator at most this.
+EPSILON_DENOMINATOR = 10**6
+
+
+def _rational_below(eps: float) -> Fraction:
+    """A rational ``<= eps`` with a small denominator (``0.1`` gives ``1/10``).
+
+    The discrete Laplace scale ``g/ε`` then has a short rational form, which the exact sampler
+    (CKS Algorithm 2) needs to stay in int64; rounding ε down adds noise, never removes it.
+    """
+    exact = Fraction(eps)
+    q = exact.limit_denominator(EPSILON_DENOMINATOR)
+    if q > exact:
+        q = Fraction(math.floor(exact * EPSILON_DENOMINATOR), EPSILON_DENOMINATOR)
+    return q if q > 0 else exact
+
+
+def _sigma_up(variance: Fraction) -> Fraction:
+    """The smallest multiple of ``1/SIGMA_GRID`` whose square is at least ``variance`` (exact)."""
+    k = math.isqrt(variance.numerator * SIGMA_GRID**2 // variance.denominator)
+    while Fraction(k, SIGMA_GRID) ** 2 < variance:
+        k += 1
+    return Fraction(k, SIGMA_GRID)
+
+
 def _ceil(x: object) -> int:
     """``ceil`` of an mpf computed at 50 digits (the arguments are transcendental, no ties)."""
     return int(mp.ceil(x))
@@ -344,9 +373,9 @@ def protocol_parameters(
                 tau = _ceil(LOCAL_C * g / e * width)
             else:
                 tau = _ceil(g / e * log_2_over_p)
-            lap = DiscreteLaplace(decay=float(mp.exp(-e / g)))
+            lap = DiscreteLaplace(scale=Fraction(g) / _rational_below(eps))
             if th == 1:
-                share = Polya(Fraction(1, n), float(mp.exp(-e / g)))
+                share = Polya(Fraction(1, n), float_up(mp.exp(-e / g)))
                 privacy = f"({eps:g}, 0)-DP: Pólya shares sum to Lap_Z(g/ε)"
             elif th == 5:
                 server = lap
@@ -359,7 +388,7 @@ def protocol_parameters(
             g = bounds.theorem2_g(eps / 2, 1, n)
             log_term = mp.log(2 / mp.mpf(prob)) if prob is not None else mp.log(4 * mp.mpf(T))
             tau = _ceil(g / e * log_term)
-            share = Polya(Fraction(1, n), float(mp.exp(-e / g)))
+            share = Polya(Fraction(1, n), float_up(mp.exp(-e / g)))
             privacy = f"({eps:g}, 0)-DP via shuffling: ε' = ε/2 for the sum, ε/4 per relaxed SecAgg side"
         else:
             assert s is not None
@@ -372,9 +401,7 @@ def protocol_parameters(
                 privacy = "RDP at integer orders (Lemma 3 with the actual g; see accounting.bounds)"
             else:
                 tau = _ceil(g / e * mp.sqrt(2 * log_2_over_p))
-                share = DiscreteGaussian(
-                    float_up(mp.sqrt(mp.mpf(share_variance.numerator) / share_variance.denominator))
-                )
+                share = DiscreteGaussian(_sigma_up(share_variance))
                 privacy = "zCDP (Lemma 4, Kairouz–Liu–Steinke Prop. 13)"
     m = n * g + 2 * tau + 1
     bits = (m - 1).bit_length()

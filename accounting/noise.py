@@ -12,8 +12,14 @@ distribution (:class:`LatticeNoise`) offers
   used to truncate infinite sums with a certified remainder;
 * an a-priori Rényi bound for the shifted pair ``(X + Δ, X)`` (:meth:`LatticeNoise.renyi_prior`),
   used only to bound the truncated tail of a Rényi sum by Hölder's inequality;
-* ``variance()``, ``support()`` and ``sample(rng, size)`` (fast, floating point; the exact
-  integer samplers come with a later issue).
+* ``variance()``, ``support()`` and ``sample(rng, size)`` (fast, floating point inside numpy);
+* ``sample_exact(rng, size)``: integer / rational arithmetic only, vectorized over the draws
+  (:mod:`accounting._exact`: Canonne–Kamath–Steinke 2020 Algorithms 1–3 for ``Bernoulli(exp(-γ))``,
+  the discrete Laplace and the discrete Gaussian; exact geometric, Poisson (hence Skellam), Pólya
+  (negative-binomial totals split by the Ewens partition) and centered binomial (random bits)).
+  ``rng`` is a :class:`numpy.random.Generator` or :class:`SystemRandomness` (the operating
+  system's CSPRNG). Every parameter is used as the exact rational it is (a float is the dyadic
+  rational it stores; pass :class:`fractions.Fraction` for values like 1/3).
 
 Parameters that are naturally rational (a scale ``g/ε``) may be given as
 :class:`fractions.Fraction`; the exact PMFs then enclose the rational value rigorously.
@@ -33,6 +39,7 @@ import numpy as np
 from mpmath import iv, mp
 from numpy.typing import ArrayLike, NDArray
 
+from accounting import _exact
 from accounting import _validate as v
 from accounting._certified import (
     Enclosure,
@@ -45,7 +52,10 @@ from accounting._certified import (
     to_mpf,
     upper,
 )
-from accounting.errors import ParameterError
+from accounting._exact import Randomness as Randomness
+from accounting._exact import SystemRandomness as SystemRandomness
+from accounting._exact import bernoulli_exp as bernoulli_exp
+from accounting.errors import ParameterError, UnsupportedError
 
 Param = float | Fraction
 IntArray = NDArray[np.int64]
@@ -67,6 +77,18 @@ def _size(size: int | tuple[int, ...]) -> tuple[int, ...]:
     if isinstance(size, int | np.integer):
         return (v.integer("size", size, minimum=0),)
     return tuple(v.integer("size", s, minimum=0) for s in size)
+
+
+def _shape_total(rng: object, size: int | tuple[int, ...]) -> tuple[tuple[int, ...], int]:
+    """Validate ``rng`` and ``size`` of an exact sampler: the shape and the number of draws."""
+    _exact.check_randomness(rng)
+    shape = _size(size)
+    return shape, math.prod(shape)
+
+
+def _shaped(values: NDArray[np.generic], shape: tuple[int, ...]) -> IntArray:
+    """Exact draws as int64 of ``shape`` (every noise value here is far inside int64)."""
+    return np.asarray(values, dtype=np.int64).reshape(shape)
 
 
 def _as_int_array(x: ArrayLike) -> NDArray[np.float64]:
@@ -99,6 +121,15 @@ class NoiseDistribution(ABC):
     @abstractmethod
     def tail_bound(self, t: float) -> float:
         """An upper bound on ``P(|X| >= t)``, rounded up."""
+
+    def sample_exact(self, rng: Randomness, size: int | tuple[int, ...]) -> NDArray[np.generic]:
+        """Draw samples with integer / rational arithmetic only (no floating point on the privacy path).
+
+        ``rng`` is a :class:`numpy.random.Generator` or :class:`SystemRandomness` (the operating
+        system's CSPRNG). Continuous noise has none: its floating-point samples are exactly what
+        the Mironov (2012) attack exploits.
+        """
+        raise UnsupportedError(f"{type(self).__name__} is continuous noise: it has no exact sampler")
 
 
 class LatticeNoise(NoiseDistribution):
@@ -375,6 +406,17 @@ class DiscreteLaplace(LatticeNoise):
         shape = _size(size)
         return (rng.geometric(p, shape) - rng.geometric(p, shape)).astype(np.int64)
 
+    def sample_exact(self, rng: Randomness, size: int | tuple[int, ...]) -> IntArray:
+        """Exact draws: CKS 2020 Algorithm 2 for a rational ``scale``; a difference of two exact
+        geometrics (Bernoulli(β) trials, about ``1/(1-β)`` draws each) for a rational ``decay``."""
+        shape, total = _shape_total(rng, size)
+        if self.decay is None:
+            out = _exact.discrete_laplace(rng, _exact.rational("scale", self.scale), total)
+        else:
+            beta = _exact.rational("decay", self.decay)
+            out = _exact.geometric(rng, beta, total) - _exact.geometric(rng, beta, total)
+        return _shaped(out, shape)
+
 
 @dataclass(frozen=True)
 class Polya(LatticeNoise):
@@ -471,6 +513,14 @@ class Polya(LatticeNoise):
         lam = rng.gamma(shape=float(self.r), scale=b / (1 - b), size=_size(size))
         return rng.poisson(lam).astype(np.int64)
 
+    def sample_exact(self, rng: Randomness, size: int | tuple[int, ...]) -> IntArray:
+        """Exact draws for rational ``r = a/b`` and ``β``: ``NB(a, β)`` totals split by the Ewens
+        partition (Feller coupling), see :func:`accounting._exact.polya`. With ``r = 1/n`` and
+        ``size = (R, n)`` each row of ``n`` shares costs one geometric total plus ``n`` slots."""
+        shape, total = _shape_total(rng, size)
+        r = _exact.rational("r", self.r)
+        return _shaped(_exact.polya(rng, r, _exact.rational("beta", self.beta), total), shape)
+
 
 @dataclass(frozen=True, init=False)
 class Geometric(Polya):
@@ -492,6 +542,11 @@ class Geometric(Polya):
 
     def sample(self, rng: np.random.Generator, size: int | tuple[int, ...]) -> IntArray:
         return (rng.geometric(1 - float(self.beta), _size(size)) - 1).astype(np.int64)
+
+    def sample_exact(self, rng: Randomness, size: int | tuple[int, ...]) -> IntArray:
+        """Exact draws: Bernoulli(β) trials with rational ``β`` (about ``1/(1-β)`` draws each)."""
+        shape, total = _shape_total(rng, size)
+        return _shaped(_exact.geometric(rng, _exact.rational("beta", self.beta), total), shape)
 
 
 # ---------------------------------------------------------------------------------------
@@ -744,6 +799,18 @@ class Skellam(LatticeNoise):
         n2 = rng.poisson(float(self.mu2), shape)
         return (self.offset + n1 - n2).astype(np.int64)
 
+    def sample_exact(self, rng: Randomness, size: int | tuple[int, ...]) -> IntArray:
+        """Exact draws: ``offset + N1 - N2`` with exact Poissons of the rational rates.
+
+        The Poisson sampler costs ``O(μ)`` uniform draws per variate (see
+        :func:`accounting._exact.poisson`), so large variances are slow; :meth:`sample` is the
+        fast floating-point alternative (numpy's Poisson, as in Agarwal et al. 2021).
+        """
+        shape, total = _shape_total(rng, size)
+        n1 = _exact.poisson(rng, _exact.rational("mu1", self.mu1), total)
+        n2 = _exact.poisson(rng, _exact.rational("mu2", self.mu2), total)
+        return _shaped(self.offset + n1 - n2, shape)
+
 
 # ---------------------------------------------------------------------------------------
 # Discrete Gaussian and sums of discrete Gaussians
@@ -873,6 +940,17 @@ class DiscreteGaussian(LatticeNoise):
             out[filled : filled + kept.size] = kept
             filled += kept.size
         return out.reshape(shape)
+
+    def sample_exact(self, rng: Randomness, size: int | tuple[int, ...]) -> IntArray:
+        """Exact draws: CKS 2020 Algorithm 3 with the exact rational ``σ²`` (of the stored ``σ``).
+
+        Fast (int64) when ``σ`` has a short binary or rational form (an integer, a
+        :class:`~fractions.Fraction` with a small denominator); a float like ``3.7`` is the dyadic
+        rational it stores, whose ``σ²`` needs Python integers (exact, slower).
+        """
+        shape, total = _shape_total(rng, size)
+        sigma = _exact.rational("sigma", self.sigma)
+        return _shaped(_exact.discrete_gaussian(rng, sigma * sigma, total), shape)
 
 
 def _to_fixed(values: list[Interval], bits: int) -> list[int]:
@@ -1056,6 +1134,19 @@ class SumOfDiscreteGaussians(LatticeNoise):
             done += k
         return out.reshape(shape)
 
+    def sample_exact(self, rng: Randomness, size: int | tuple[int, ...]) -> IntArray:
+        """Exact draws: the sum of ``count`` exact discrete Gaussians (CKS 2020 Algorithm 3)."""
+        shape, total = _shape_total(rng, size)
+        component = self.component
+        out = np.zeros(total, dtype=np.int64)
+        block = max(1, 2**22 // max(total, 1))
+        done = 0
+        while done < self.count:
+            k = min(block, self.count - done)
+            out += component.sample_exact(rng, (k, total)).sum(axis=0)
+            done += k
+        return _shaped(out, shape)
+
 
 def _trim(table: list[int], offset: int, reach: int) -> tuple[list[int], int]:
     """Keep the entries at ``|x| <= reach`` (dropping mass only lowers the lower bounds)."""
@@ -1146,6 +1237,11 @@ class CenteredBinomial(LatticeNoise):
     def sample(self, rng: np.random.Generator, size: int | tuple[int, ...]) -> IntArray:
         return (rng.binomial(self.trials, 0.5, _size(size)) - self.trials // 2).astype(np.int64)
 
+    def sample_exact(self, rng: Randomness, size: int | tuple[int, ...]) -> IntArray:
+        """Exact draws: the popcount of ``trials`` random bits, minus ``floor(trials/2)``."""
+        shape, total = _shape_total(rng, size)
+        return _shaped(_exact.centered_binomial(rng, self.trials, total), shape)
+
 
 # ---------------------------------------------------------------------------------------
 # A lattice distribution moved by an integer
@@ -1204,6 +1300,9 @@ class Shifted(LatticeNoise):
 
     def sample(self, rng: np.random.Generator, size: int | tuple[int, ...]) -> NDArray[np.generic]:
         return self.base.sample(rng, size) + self.shift
+
+    def sample_exact(self, rng: Randomness, size: int | tuple[int, ...]) -> IntArray:
+        return np.asarray(self.base.sample_exact(rng, size) + self.shift, dtype=np.int64)
 
 
 # ---------------------------------------------------------------------------------------

@@ -72,8 +72,16 @@ def _cmd_sampler(args: argparse.Namespace) -> int:
         noise = DistributedSum(noise, args.users).total_noise
     if not isinstance(noise, LatticeNoise):
         raise AccountingError(f"--noise {args.noise}: goodness of fit needs a noise on the integers")
-    report = check_sampler(noise, np.random.default_rng(args.seed), args.samples, alpha=args.alpha)
-    record = {"command": "sampler", "noise": repr(noise), "report": report}
+    sampler = noise.sample_exact if args.exact else None
+    report = check_sampler(
+        noise,
+        np.random.default_rng(args.seed),
+        args.samples,
+        sampler,  # type: ignore[arg-type]
+        alpha=args.alpha,
+        name=f"{'exact' if args.exact else 'fast'} sampler of {noise!r}",
+    )
+    record = {"command": "sampler", "exact": args.exact, "noise": repr(noise), "report": report}
     return _emit(args, record, report.summary(), report.passed)
 
 
@@ -176,6 +184,9 @@ def build_parser() -> argparse.ArgumentParser:
     sampler = sub.add_parser("sampler", help="goodness of fit of a sampler against its exact PMF")
     add_noise_arguments(sampler)
     sampler.add_argument("--alpha", type=_probability, default=1e-3, help="false-alarm level (default 1e-3)")
+    sampler.add_argument(
+        "--exact", action="store_true", help="check the exact sampler (integer arithmetic), not the fast one"
+    )
     seeded(sampler, 1_000_000)
     sampler.set_defaults(func=_cmd_sampler)
 

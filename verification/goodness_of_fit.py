@@ -698,17 +698,22 @@ def polya_difference_sampler(
 class SamplerCase:
     """A sampler to check: its exact distribution, the sampler, and the sample size.
 
-    ``sampler`` is ``None`` for the distribution's own :meth:`~LatticeNoise.sample`.
+    ``sampler`` is ``None`` for the distribution's own :meth:`~LatticeNoise.sample`, or its
+    :meth:`~LatticeNoise.sample_exact` when ``exact`` is true.
     """
 
     name: str
     noise: LatticeNoise
     size: int
     sampler: Sampler | None = None
+    exact: bool = False
 
     def check(self, rng: np.random.Generator, alpha: float = 1e-3) -> SamplerReport:
-        """:func:`check_sampler` on this case."""
-        return check_sampler(self.noise, rng, self.size, self.sampler, alpha, name=self.name)
+        """:func:`check_sampler` on this case (the exact sampler when ``exact`` and no ``sampler``)."""
+        sampler = self.sampler
+        if sampler is None and self.exact:
+            sampler = self.noise.sample_exact  # type: ignore[assignment]
+        return check_sampler(self.noise, rng, self.size, sampler, alpha, name=self.name)
 
 
 #: The spec's §9.1 example: n = 64 users, ε = 0.5, g = 4, so b = g/ε = 8 and β = e^{-1/8}.
@@ -738,5 +743,33 @@ SAMPLERS: tuple[SamplerCase, ...] = (
         DiscreteLaplace(decay=_FACT1_BETA),
         SIZE,
         polya_difference_sampler(_FACT1_USERS, _FACT1_BETA),
+    ),
+)
+
+
+def _exact_polya_share(r: float | Fraction, beta: float | Fraction) -> Sampler:
+    """The exact Pólya sampler (:meth:`accounting.noise.Polya.sample_exact`) as a share sampler."""
+    return Polya(r, beta).sample_exact
+
+
+#: Every exact sampler (``sample_exact``), on the cases of :data:`SAMPLERS`, plus rational
+#: parameters (the fast int64 paths) and the users' sum of exact Pólya shares (Fact 1).
+EXACT_SAMPLERS: tuple[SamplerCase, ...] = (
+    *(
+        SamplerCase(f"exact {case.name}", case.noise, case.size, exact=True)
+        for case in SAMPLERS
+        if case.sampler is None
+    ),
+    SamplerCase("exact discrete Laplace (b = 10/3)", DiscreteLaplace(Fraction(10, 3)), SIZE, exact=True),
+    SamplerCase("exact discrete Gaussian (σ = 37/10)", DiscreteGaussian(Fraction(37, 10)), SIZE, exact=True),
+    SamplerCase("exact discrete Laplace (decay β = 0.95)", DiscreteLaplace(decay=0.95), SIZE, exact=True),
+    SamplerCase(
+        "exact Pólya share (r = 1/1000, β = 0.999)", Polya(Fraction(1, 1000), 0.999), SIZE, exact=True
+    ),
+    SamplerCase(
+        f"exact Pólya differences of {_FACT1_USERS} users (Fact 1, b = 8)",
+        DiscreteLaplace(decay=_FACT1_BETA),
+        SIZE,
+        polya_difference_sampler(_FACT1_USERS, _FACT1_BETA, share=_exact_polya_share),
     ),
 )

@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 from accounting import CenteredBinomial, DiscreteGaussian, DiscreteLaplace, Gaussian, Polya, Skellam
 from verification.errors import ParameterError, ParameterTypeError, VerificationError
 from verification.goodness_of_fit import (
+    EXACT_SAMPLERS,
     SAMPLERS,
     SIZE,
     Bin,
@@ -276,3 +277,32 @@ def test_too_few_samples_for_two_bins() -> None:
 def test_float_samples_that_are_integers_are_accepted() -> None:
     result = chi_square_test(CenteredBinomial(2), three_point_samples().astype(np.float64))
     assert result.statistic == pytest.approx(4.0)
+
+
+@pytest.mark.parametrize("index", range(len(EXACT_SAMPLERS)), ids=[c.name for c in EXACT_SAMPLERS])
+def test_every_exact_sampler_passes(index: int) -> None:
+    case = EXACT_SAMPLERS[index]
+    report = case.check(np.random.default_rng(np.random.SeedSequence(7_000 + index)))
+    assert report.passed, report.summary()
+
+
+def test_exact_samplers_cover_every_lattice_distribution() -> None:
+    kinds = {type(case.noise).__name__ for case in EXACT_SAMPLERS}
+    assert kinds >= {
+        "DiscreteLaplace", "Geometric", "Polya", "Skellam", "DiscreteGaussian", "SumOfDiscreteGaussians",
+        "CenteredBinomial",
+    }
+
+
+def test_exact_polya_scale_bug_still_caught() -> None:
+    # The released code's scale bug, with exact shares elsewhere: the users' sum must fail.
+    from verification.goodness_of_fit import buggy_polya_sample, polya_difference_sampler
+
+    beta = math.exp(-1 / 8)
+    report = check_sampler(
+        DiscreteLaplace(decay=beta),
+        np.random.default_rng(3),
+        50_000,
+        polya_difference_sampler(64, beta, share=buggy_polya_sample),
+    )
+    assert not report.passed
