@@ -2,10 +2,11 @@
 
 Everything a user needs is re-exported here::
 
-    from accounting import AdditiveNoise, DistributedSum, Skellam, DiscreteGaussian
+    from accounting import AdditiveNoise, DistributedSum, PureDP, Skellam, DiscreteGaussian
 
     mech = AdditiveNoise(Skellam(variance=100), sensitivity=1)
     float(mech.epsilon(delta=1e-5))   # certified ε, rounded up
+    PureDP(0.5, "a cited theorem")    # known only to be 0.5-DP: answered for the worst case
 
 Every ε, δ or divergence is an :class:`Enclosure` ``[lo, hi]``; ``float()`` gives ``hi``
 rounded up, so a reported privacy loss is never optimistic.
@@ -15,7 +16,7 @@ from accounting import bounds
 from accounting._certified import Enclosure
 from accounting.divergence import epsilon_for_delta, hockey_stick, renyi
 from accounting.errors import AccountingError, ParameterError, ParameterTypeError, UnsupportedError
-from accounting.mechanisms import AdditiveNoise, DistributedSum, Mechanism
+from accounting.mechanisms import AdditiveNoise, DistributedSum, Mechanism, PureDP
 from accounting.noise import (
     CenteredBinomial,
     ContinuousNoise,
@@ -30,6 +31,7 @@ from accounting.noise import (
     Shifted,
     Skellam,
     SumOfDiscreteGaussians,
+    SystemRandomness,
 )
 
 __all__ = [
@@ -50,9 +52,11 @@ __all__ = [
     "ParameterError",
     "ParameterTypeError",
     "Polya",
+    "PureDP",
     "Shifted",
     "Skellam",
     "SumOfDiscreteGaussians",
+    "SystemRandomness",
     "UnsupportedError",
     "bounds",
     "epsilon_for_delta",

@@ -6,16 +6,19 @@ Routes:
 
 ``"pld"``
     exact privacy-loss distributions: one lattice mechanism is answered exactly
-    (:mod:`accounting.divergence`); compositions of symmetric lattice mechanisms by certified
-    PLD convolution (:mod:`accounting.pld`); compositions of Gaussian mechanisms exactly (the
-    composition is again a Gaussian mechanism).
+    (:mod:`accounting.divergence`), one :class:`~accounting.mechanisms.PureDP` by its own
+    worst-case profile; compositions of symmetric lattice mechanisms by certified PLD
+    convolution (:mod:`accounting.pld`); compositions of Gaussian mechanisms exactly (the
+    composition is again a Gaussian mechanism). A composition involving a ``PureDP`` is not
+    accounted by this route.
 ``"rdp"``
-    exact Rényi curves summed over the events, converted by Lemma 10 (Canonne–Kamath–Steinke
-    2020 / Balle et al. 2020) optimised over real orders.
+    exact Rényi curves summed over the events (the tight worst-case curve for a ``PureDP``),
+    converted by Lemma 10 (Canonne–Kamath–Steinke 2020 / Balle et al. 2020) optimised over
+    real orders.
 ``"zcdp"``
-    ρ of each event summed, converted by the CKS optimal conversion.
+    ρ of each event summed (``ε²/2`` for a ``PureDP``), converted by the CKS optimal conversion.
 ``"pure"``
-    pure ε summed (only when every event has one).
+    pure ε summed (only when every event has one; a ``PureDP`` always has).
 ``"auto"``
     the smallest certified upper bound among the routes that apply (PLD when it applies, else
     RDP and pure), and the answer says which route won.
@@ -41,7 +44,7 @@ from accounting import _validate as v
 from accounting import conversion
 from accounting._certified import Enclosure, float_up
 from accounting.errors import AccountingError, ParameterError, UnsupportedError
-from accounting.mechanisms import AdditiveNoise, DistributedSum, Mechanism
+from accounting.mechanisms import AdditiveNoise, DistributedSum, Mechanism, PureDP
 from accounting.noise import (
     CenteredBinomial,
     DiscreteGaussian,
@@ -60,6 +63,8 @@ __all__ = ["ROUTES", "Accountant", "Event", "Neighbouring", "PrivacyAnswer"]
 
 ROUTES = ("auto", "pld", "rdp", "zcdp", "pure")
 
+_MECHANISMS = "an AdditiveNoise, a DistributedSum or a PureDP"
+
 
 class Neighbouring(enum.Enum):
     """Which datasets are neighbours: one record replaced, or one record added or removed."""
@@ -76,8 +81,8 @@ class Event:
     count: int = 1
 
     def __post_init__(self) -> None:
-        if not isinstance(self.mechanism, AdditiveNoise | DistributedSum):
-            raise ParameterError("mechanism", self.mechanism, "an AdditiveNoise or a DistributedSum")
+        if not isinstance(self.mechanism, AdditiveNoise | DistributedSum | PureDP):
+            raise ParameterError("mechanism", self.mechanism, _MECHANISMS)
         object.__setattr__(self, "count", v.integer("count", self.count, minimum=1))
 
 
@@ -101,6 +106,16 @@ def _central(mechanism: Mechanism) -> AdditiveNoise:
         return mechanism.mechanism
     assert isinstance(mechanism, AdditiveNoise)
     return mechanism
+
+
+def _noise(mechanism: Mechanism) -> NoiseDistribution | None:
+    """The noise of the central mechanism; ``None`` for a :class:`PureDP` (it has none)."""
+    return None if isinstance(mechanism, PureDP) else _central(mechanism).noise
+
+
+def _accounted(mechanism: Mechanism) -> Mechanism:
+    """The mechanism asked the per-event questions: the central one, or a ``PureDP`` itself."""
+    return mechanism if isinstance(mechanism, PureDP) else _central(mechanism)
 
 
 class Accountant:
@@ -165,23 +180,27 @@ class Accountant:
         return PrivacyAnswer(tried[best], best, {k: e.upper for k, e in tried.items()})
 
     # -- routes -------------------------------------------------------------------------
+    def _single(self) -> bool:
+        """Whether the ledger is one mechanism applied once."""
+        return len(self._events) == 1 and self._events[0].count == 1
+
     def _pld_applies(self) -> bool:
-        if len(self._events) == 1 and self._events[0].count == 1:
+        if self._single():
             return True
-        if all(isinstance(_central(e.mechanism).noise, Gaussian) for e in self._events):
+        if all(isinstance(_noise(e.mechanism), Gaussian) for e in self._events):
             return True
         return all(self._symmetric_lattice(e) for e in self._events)
 
     @staticmethod
     def _symmetric_lattice(event: Event) -> bool:
-        noise = _central(event.mechanism).noise
+        noise = _noise(event.mechanism)
         return isinstance(noise, LatticeNoise) and noise.symmetric and noise.log_concave
 
     def _gaussian_sigma(self) -> float | None:
         """The σ of the single Gaussian mechanism (sensitivity 1) equal to the whole ledger."""
-        mechs = [(_central(e.mechanism), e.count) for e in self._events]
-        if not all(isinstance(m.noise, Gaussian) for m, _ in mechs):
+        if not all(isinstance(_noise(e.mechanism), Gaussian) for e in self._events):
             return None
+        mechs = [(_central(e.mechanism), e.count) for e in self._events]
         with mp.workdps(50):
             # The losses add: μ² = Σ k Δ²/σ². Round σ_eff = 1/μ down (less noise is pessimistic).
             mu2 = mp.fsum(k * (mp.mpf(m.sensitivity) / _sigma(m.noise)) ** 2 for m, k in mechs)
@@ -221,7 +240,7 @@ class Accountant:
 
     def _pure_total(self) -> Enclosure:
         with mp.workdps(40):
-            parts = [e.count * _central(e.mechanism).pure_epsilon(self.dps).hi for e in self._events]
+            parts = [e.count * _accounted(e.mechanism).pure_epsilon(self.dps).hi for e in self._events]
             total = mp.fsum(parts)
         if mp.isinf(total):
             raise UnsupportedError("an event has no pure-DP guarantee")
@@ -229,7 +248,7 @@ class Accountant:
 
     def _rho_total(self) -> float:
         with mp.workdps(40):
-            total = mp.fsum(e.count * _central(e.mechanism).zcdp_rho(self.dps).hi for e in self._events)
+            total = mp.fsum(e.count * _accounted(e.mechanism).zcdp_rho(self.dps).hi for e in self._events)
             if mp.isinf(total):
                 raise UnsupportedError("an event is not zCDP (its D_α/α is unbounded)")
             return float_up(total)
@@ -237,7 +256,7 @@ class Accountant:
     def _rdp_curve(self, alpha: float) -> float:
         """The summed exact RDP curve at ``alpha``, rounded up (``inf`` where it cannot be computed)."""
         try:
-            parts = [e.count * _central(e.mechanism).rdp(alpha, self.dps).hi for e in self._events]
+            parts = [e.count * _accounted(e.mechanism).rdp(alpha, self.dps).hi for e in self._events]
         except UnsupportedError:
             return math.inf  # an order too large to sum exactly: the optimiser moves elsewhere
         with mp.workdps(40):
@@ -248,9 +267,12 @@ class Accountant:
 
         For lattice noise the orders stop at 256 (sums get costly beyond) and the search is coarse
         (24 grid points, refinement to 1e-4): any order gives a valid bound, so this only costs a
-        little tightness, which the PLD route does not lose.
+        little tightness, which the PLD route does not lose. A ``PureDP`` curve is a closed form.
         """
-        closed = all(isinstance(_central(e.mechanism).noise, Gaussian | Laplace) for e in self._events)
+        closed = all(
+            isinstance(e.mechanism, PureDP) or isinstance(_noise(e.mechanism), Gaussian | Laplace)
+            for e in self._events
+        )
         if closed:
             return {"alpha_max": 1e6}
         return {"alpha_max": 256.0, "grid_points": 24, "rtol": 1e-4}
@@ -258,14 +280,14 @@ class Accountant:
     def _pld(
         self,
         on_pld: Callable[[Any], Enclosure],
-        single: Callable[[AdditiveNoise], Enclosure],
+        single: Callable[[Mechanism], Enclosure],
         *,
         delta: float | None = None,
         epsilon: float | None = None,
     ) -> Enclosure:
-        if len(self._events) == 1 and self._events[0].count == 1:
+        if self._single():
             try:
-                return single(_central(self._events[0].mechanism))
+                return single(_accounted(self._events[0].mechanism))
             except UnsupportedError:
                 # Too wide for the exact single-shot sum (a huge discrete Laplace scale): the
                 # grid PLD has closed-form atoms for it, so fall through to it when it applies.
@@ -278,7 +300,7 @@ class Accountant:
         if not all(self._symmetric_lattice(e) for e in self._events):
             raise UnsupportedError(
                 "the PLD route needs symmetric log-concave lattice noise (one dominating pair) "
-                "or Gaussian mechanisms only"
+                "or Gaussian mechanisms only (a PureDP only when it is the whole ledger, once)"
             )
         from accounting import pld  # type: ignore[attr-defined,unused-ignore]
 
@@ -415,7 +437,9 @@ def mechanism_to_dict(mechanism: Mechanism) -> dict[str, Any]:
             "users": mechanism.users,
             "sensitivity": mechanism.sensitivity,
         }
-    raise ParameterError("mechanism", mechanism, "an AdditiveNoise or a DistributedSum")
+    if isinstance(mechanism, PureDP):
+        return {"type": "PureDP", "epsilon": mechanism.eps, "source": mechanism.source}
+    raise ParameterError("mechanism", mechanism, _MECHANISMS)
 
 
 def mechanism_from_dict(data: dict[str, Any]) -> Mechanism:
@@ -425,4 +449,8 @@ def mechanism_from_dict(data: dict[str, Any]) -> Mechanism:
         return AdditiveNoise(noise_from_dict(data["noise"]), data["sensitivity"])
     if kind == "DistributedSum":
         return DistributedSum(noise_from_dict(data["share"]), data["users"], data["sensitivity"])
-    raise ParameterError("type", kind, "'AdditiveNoise' or 'DistributedSum'")
+    if kind == "PureDP":
+        if not {"epsilon", "source"} <= set(data):
+            raise ParameterError("mechanism", data, "the fields of PureDP (epsilon, source)")
+        return PureDP(data["epsilon"], data["source"])
+    raise ParameterError("type", kind, "'AdditiveNoise', 'DistributedSum' or 'PureDP'")

@@ -1,12 +1,16 @@
-"""Mechanisms users ask about: additive noise, and distributed sums of noise shares.
+"""Mechanisms users ask about: additive noise, distributed sums of noise shares, and pure-DP black boxes.
 
 * :class:`AdditiveNoise` — ``q(D) + X`` for a query of sensitivity ``Δ`` (an integer for lattice
   noise).
 * :class:`DistributedSum` — ``n`` users each add an independent share; the released sum carries
   the ``n``-fold convolution: Pólya ``(1/n, β)`` differences make a discrete Laplace exactly
   (Fact 1), Skellam shares a Skellam, discrete Gaussian shares a sum of discrete Gaussians.
+* :class:`PureDP` — a mechanism known (by a cited theorem) to be ``ε``-DP and nothing more, such
+  as the relaxed secure aggregation of Cheu & Yan whose ``2ε̂`` term Theorem 3 of the distributed
+  MAB paper adds. It answers for the worst case over all ``ε``-DP mechanisms: binary randomized
+  response (Kairouz, Oh & Viswanath 2015).
 
-Both answer ``epsilon(delta)``, ``delta(epsilon)``, ``rdp(alpha)``, ``pure_epsilon()`` and
+All three answer ``epsilon(delta)``, ``delta(epsilon)``, ``rdp(alpha)``, ``pure_epsilon()`` and
 ``zcdp_rho()`` with certified enclosures (``float(result)`` is the upper end rounded up).
 
 Lattice noise is accounted exactly (:mod:`accounting.divergence`). The neighbouring relation is
@@ -14,7 +18,8 @@ replace-one for a query whose value moves by at most ``Δ``: the pairs are ``(X 
 ``0 < |k| <= Δ`` in both directions. For log-concave noise (all of ours but Pólya with
 ``r < 1``) the likelihood ratio is monotone, so each divergence is nondecreasing in ``|k|``
 and only ``k = ±Δ`` are computed (``+Δ`` alone when the noise is symmetric). The continuous
-baselines use their exact closed forms (:mod:`accounting.bounds`).
+baselines use their exact closed forms (:mod:`accounting.bounds`). A :class:`PureDP` has no
+noise to inspect: its ``ε`` is the cited theorem's, for the theorem's neighbouring relation.
 """
 
 from __future__ import annotations
@@ -27,13 +32,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
 
+import mpmath
 from mpmath import iv, mp
 
 from accounting import _validate as v
-from accounting import bounds
-from accounting._certified import Enclosure, Mpf, lower, precision, to_interval, upper
+from accounting import bounds, conversion
+from accounting._certified import Enclosure, Mpf, float_up, lower, precision, to_interval, upper
 from accounting.divergence import epsilon_for_delta, hockey_stick, renyi
-from accounting.errors import ParameterError, UnsupportedError
+from accounting.errors import ParameterError, ParameterTypeError, UnsupportedError
 from accounting.noise import (
     DEFAULT_DPS,
     CenteredBinomial,
@@ -50,7 +56,7 @@ from accounting.noise import (
     SumOfDiscreteGaussians,
 )
 
-__all__ = ["AdditiveNoise", "DistributedSum", "Mechanism"]
+__all__ = ["AdditiveNoise", "DistributedSum", "Mechanism", "PureDP"]
 
 
 def _max(enclosures: list[Enclosure]) -> Enclosure:
@@ -377,3 +383,121 @@ class DistributedSum(Mechanism):
 
     def zcdp_rho(self, dps: int = DEFAULT_DPS, rtol: float = 1e-2) -> Enclosure:
         return self.mechanism.zcdp_rho(dps, rtol)
+
+
+@dataclass(frozen=True, init=False, repr=False)
+class PureDP(Mechanism):
+    """A mechanism known (by a cited theorem) to be ``ε``-DP, and nothing more.
+
+    For example the relaxed secure aggregation of Cheu & Yan, whose ``2ε̂`` term Theorem 3 of
+    the distributed MAB paper adds. Nothing else is known about the mechanism, so every answer
+    is the *worst case over all* ``ε``-DP mechanisms, which is binary randomized response
+    ``P = (e^ε, 1)/(1 + e^ε)`` against its reverse ``Q``: every ``ε``-DP pair is a
+    post-processing of it (Kairouz, Oh & Viswanath 2015, "The Composition Theorem for
+    Differential Privacy": the privacy region of an ``ε``-DP mechanism lies inside that of
+    randomized response, the dominance behind their Theorem 3.3), so by data processing no
+    ``ε``-DP mechanism has a larger hockey-stick or Rényi divergence. Nothing is optimistic.
+
+    Parameters
+    ----------
+    epsilon : float or Fraction
+        The cited ``ε > 0`` (finite). An ``int``, ``Fraction`` or ``mpf`` that is not a float is
+        rounded *up* to one: a smaller ε would claim more privacy than the theorem gives.
+    source : str
+        Where the guarantee comes from (paper and theorem), kept in the ledger. The cited ``ε``
+        must be for the neighbouring relation of the :class:`~accounting.accountant.Accountant`
+        it is composed in.
+    """
+
+    eps: float
+    source: str
+
+    def __init__(self, epsilon: float | Fraction, source: str) -> None:
+        v.positive("epsilon", epsilon)
+        if not isinstance(source, str):
+            raise ParameterTypeError("source", source, "a non-empty str naming the theorem")
+        if not source.strip():
+            raise ParameterError("source", source, "a non-empty str naming the theorem")
+        object.__setattr__(self, "eps", _float_at_least(epsilon))
+        object.__setattr__(self, "source", source)
+
+    def __repr__(self) -> str:
+        return f"PureDP(epsilon={self.eps!r}, source={self.source!r})"
+
+    def epsilon(self, delta: float, dps: int = DEFAULT_DPS) -> Enclosure:
+        """The inverse of :meth:`delta`: ``ε' = ln(e^ε - δ(1 + e^ε))``, clipped at 0.
+
+        The smallest ``ε'`` with ``δ(ε') <= δ`` (``0`` once ``δ >= tanh(ε/2) = δ(0)``).
+        Interval arithmetic at ``dps`` digits (plus guard digits).
+        """
+        d = v.open_unit("delta", delta)
+        dps = v.dps("dps", dps)
+        with precision(dps):
+            e = iv.exp(iv.mpf(self.eps))
+            ratio = e - iv.mpf(d) * (1 + e)  # e^{ε'}
+            if upper(ratio) <= 1:
+                return Enclosure.exact(0)
+            if lower(ratio) < 1:
+                ratio = iv.mpf([1, upper(ratio)])
+            return Enclosure.from_interval(iv.log(ratio))
+
+    def delta(self, epsilon: float, dps: int = DEFAULT_DPS) -> Enclosure:
+        """The privacy profile of randomized response: ``δ(ε') = (e^ε - e^{ε'})/(1 + e^ε)`` for ``ε' < ε``.
+
+        ``0`` for ``ε' >= ε``. Kairouz, Oh & Viswanath 2015 (the privacy region of an ``ε``-DP
+        mechanism lies inside that of randomized response; its hockey-stick divergence is
+        ``[P_1 - e^{ε'} Q_1]_+``). Interval arithmetic at ``dps`` digits (plus guard digits).
+        """
+        eps_prime = v.nonnegative("epsilon", epsilon)
+        dps = v.dps("dps", dps)
+        if eps_prime >= self.eps:
+            return Enclosure.exact(0)
+        with precision(dps):
+            e = iv.exp(iv.mpf(self.eps))
+            value = (e - iv.exp(iv.mpf(eps_prime))) / (1 + e)
+            return Enclosure(max(mp.zero, lower(value)), upper(value))
+
+    def rdp(self, alpha: float, dps: int = DEFAULT_DPS) -> Enclosure:
+        """The Rényi divergence of randomized response, the tight worst case over ``ε``-DP.
+
+        ``D_α = 1/(α-1) ln[(e^{αε} + e^{(1-α)ε})/(1 + e^ε)]`` for finite ``α > 1``, ``D_∞ = ε``:
+        :func:`accounting.conversion.pure_to_rdp` (evaluated at >= 50 digits, rounded up).
+        """
+        a = v.order("alpha", alpha)
+        v.dps("dps", dps)
+        if math.isinf(a):
+            return self.pure_epsilon(dps)
+        return _from_rounded_up(conversion.pure_to_rdp(self.eps, a))
+
+    def pure_epsilon(self, dps: int = DEFAULT_DPS) -> Enclosure:
+        """The cited ``ε``, exactly."""
+        v.dps("dps", dps)
+        return Enclosure.exact(self.eps)
+
+    def zcdp_rho(self, dps: int = DEFAULT_DPS, rtol: float = 1e-2) -> Enclosure:
+        """``ρ <= ε²/2``: Bun & Steinke 2016, Proposition 3.3 (``ε``-DP implies ``(ε²/2)``-zCDP).
+
+        The upper end is :func:`accounting.conversion.pure_to_zcdp`. The lower end is the
+        Kullback–Leibler divergence of randomized response, ``ε tanh(ε/2)``: the limit of
+        ``D_α/α`` as ``α → 1``, so the worst-case ``sup_α D_α/α`` is at least that (numerically
+        it *is* that, below ``ε²/2``; the upper end keeps the cited theorem). ``rtol`` is unused.
+        """
+        dps = v.dps("dps", dps)
+        v.positive("rtol", rtol)
+        # e^ε - 1 cancels for small ε: carry the digits it loses.
+        extra = max(0, math.ceil(-math.log10(self.eps)))
+        with precision(dps + extra):
+            e = iv.exp(iv.mpf(self.eps))
+            kl = iv.mpf(self.eps) * (e - 1) / (e + 1)
+            return Enclosure(max(mp.zero, lower(kl)), mp.mpf(conversion.pure_to_zcdp(self.eps)))
+
+
+def _float_at_least(value: object) -> float:
+    """The smallest float ``>= value`` (a finite real already validated), compared exactly."""
+    if isinstance(value, mpmath.mpf):
+        return float_up(value)
+    f = float(value)  # type: ignore[arg-type]
+    as_ratio = getattr(value, "as_integer_ratio", None)
+    if as_ratio is not None and Fraction(f) < Fraction(*as_ratio()):
+        f = math.nextafter(f, math.inf)
+    return f
