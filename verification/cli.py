@@ -65,14 +65,17 @@ def _emit(args: argparse.Namespace, record: dict[str, Any], text: str, ok: bool)
 
 
 def _cmd_sampler(args: argparse.Namespace) -> int:
-    from verification.goodness_of_fit import check_sampler
+    from verification.goodness_of_fit import check_sampler, exact_share_sum_sampler
 
-    noise = noise_from_arguments(args)
+    share = noise = noise_from_arguments(args)
     if args.users > 1:
-        noise = DistributedSum(noise, args.users).total_noise
-    if not isinstance(noise, LatticeNoise):
+        noise = DistributedSum(share, args.users).total_noise
+    if not isinstance(noise, LatticeNoise) or not isinstance(share, LatticeNoise):
         raise AccountingError(f"--noise {args.noise}: goodness of fit needs a noise on the integers")
-    sampler = noise.sample_exact if args.exact else None
+    # --exact with --users: every user's share by its exact sampler, summed (the protocol's noise).
+    sampler = None
+    if args.exact:
+        sampler = exact_share_sum_sampler(share, args.users) if args.users > 1 else noise.sample_exact
     report = check_sampler(
         noise,
         np.random.default_rng(args.seed),

@@ -747,6 +747,44 @@ SAMPLERS: tuple[SamplerCase, ...] = (
 )
 
 
+def exact_share_sum_sampler(share: LatticeNoise, users: int) -> Sampler:
+    """The users' total noise with every share drawn by its exact sampler (``sample_exact``).
+
+    Pólya shares are added as differences ``γ⁺ - γ⁻`` (Fact 1), every other share as it is, so the
+    draw has the distribution of :attr:`accounting.mechanisms.DistributedSum.total_noise`. Users are
+    drawn in blocks so memory stays bounded.
+
+    Parameters
+    ----------
+    share : LatticeNoise
+        One user's share.
+    users : int
+        The number of users ``n >= 1``.
+
+    Returns
+    -------
+    Sampler
+    """
+    dist = _lattice(share)
+    n = v.integer("users", users, minimum=1)
+    signed = isinstance(dist, Polya)
+
+    def draw(rng: np.random.Generator, size: int) -> NDArray[np.int64]:
+        total = np.zeros(size, dtype=np.int64)
+        block = max(1, 2**22 // max(size, 1))
+        done = 0
+        while done < n:
+            k = min(block, n - done)
+            part = dist.sample_exact(rng, (size, k)).sum(axis=1)
+            if signed:
+                part = part - dist.sample_exact(rng, (size, k)).sum(axis=1)
+            total += part
+            done += k
+        return total
+
+    return draw
+
+
 def _exact_polya_share(r: float | Fraction, beta: float | Fraction) -> Sampler:
     """The exact Pólya sampler (:meth:`accounting.noise.Polya.sample_exact`) as a share sampler."""
     return Polya(r, beta).sample_exact

@@ -75,3 +75,29 @@ def test_invalid_input_exits_2(argv: str, capsys: pytest.CaptureFixture[str]) ->
     assert code == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1
+
+
+@pytest.mark.parametrize(
+    "noise",
+    [
+        "--noise discrete-gaussian --sigma 4",
+        "--noise discrete-laplace --scale 2.5",
+        "--noise skellam --variance 6",
+        "--noise polya --beta 0.9 --users 16",
+        "--noise discrete-gaussian --sigma 2 --users 5",
+    ],
+)
+def test_sampler_exact_reports_fit_and_speed(noise: str, capsys: pytest.CaptureFixture[str]) -> None:
+    code, data = _run(f"sampler {noise} --exact --samples 100000", capsys)
+    assert code == 0, data
+    assert data["exact"] is True
+    report = data["report"]
+    assert isinstance(report, dict)
+    assert report["passed"] is True
+    assert report["samples_per_second"] > 0
+    assert str(report["name"]).startswith("exact sampler")
+
+
+def test_sampler_exact_of_a_continuous_noise_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["sampler", "--noise", "laplace", "--scale", "1", "--exact"]) == 2
+    assert "integers" in capsys.readouterr().err
