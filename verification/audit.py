@@ -50,6 +50,7 @@ from numpy.typing import NDArray
 from accounting import _validate as v
 from accounting.mechanisms import AdditiveNoise
 from accounting.noise import LatticeNoise, NoiseDistribution
+from learners.protocols import Protocol
 from verification.errors import ParameterError, ParameterTypeError, VerificationError
 
 if TYPE_CHECKING:
@@ -62,6 +63,7 @@ __all__ = [
     "EventCounts",
     "PluginPLD",
     "Projection",
+    "ProtocolPair",
     "SamplePair",
     "Statistic",
     "additive_pair",
@@ -69,6 +71,7 @@ __all__ = [
     "clopper_pearson_lower",
     "clopper_pearson_upper",
     "epsilon_lower_bound",
+    "protocol_pair",
 ]
 
 #: ``sample_pair(rng, size) -> (outputs on D, outputs on D')``, each of shape ``(size,)`` or ``(size, d)``.
@@ -122,6 +125,44 @@ def additive_pair(noise: NoiseDistribution, sensitivity: float = 1) -> AdditiveP
         raise ParameterError("noise", noise, "a distribution from accounting.noise")
     mechanism = AdditiveNoise(noise, sensitivity)  # one place validates sensitivity
     return AdditivePair(noise, mechanism.sensitivity)
+
+
+@dataclass(frozen=True)
+class ProtocolPair:
+    """The server's view of one batch of a :class:`learners.protocols.Protocol` on neighbouring inputs.
+
+    ``D`` has every user's value ``0``; ``D'`` replaces user 0's value by ``1``, so the encoded sum
+    moves by exactly ``g`` (the sensitivity the protocol accounts). Each call runs the whole
+    protocol (encoding, noise shares, secure aggregation or shuffler) for ``size`` repetitions of
+    each input and returns the views ``yhat`` (the modular sums the server learns).
+    Build it with :func:`protocol_pair`.
+    """
+
+    protocol: Protocol
+
+    def __call__(self, rng: np.random.Generator, size: int) -> tuple[NDArray[Any], NDArray[Any]]:
+        n = self.protocol.params.users
+        first = np.zeros((size, n))
+        second = first.copy()
+        second[:, 0] = 1.0
+        return self.protocol.release(first, rng).view, self.protocol.release(second, rng).view
+
+
+def protocol_pair(protocol: Protocol) -> ProtocolPair:
+    """A sample pair of the server's view of ``protocol`` on neighbouring batches (see :class:`ProtocolPair`).
+
+    Parameters
+    ----------
+    protocol : learners.protocols.Protocol
+        The protocol to audit (its parameters come from :mod:`accounting.calibration`).
+
+    Returns
+    -------
+    ProtocolPair
+    """
+    if not isinstance(protocol, Protocol):
+        raise ParameterTypeError("protocol", protocol, "a learners.protocols.Protocol")
+    return ProtocolPair(protocol)
 
 
 @dataclass(frozen=True)
