@@ -7,6 +7,8 @@ what is valid; a protocol error says what would have gone wrong had the run cont
 
 from __future__ import annotations
 
+from accounting.errors import AccountingError, ParameterError, ParameterTypeError
+
 __all__ = [
     "DropoutError",
     "LearnerError",
@@ -18,28 +20,12 @@ __all__ = [
 ]
 
 
-class LearnerError(ValueError):
-    """Base class of every value error raised by :mod:`learners`."""
+class LearnerError(AccountingError):
+    """Base class of every value error raised by :mod:`learners`.
 
-
-class ParameterError(LearnerError):
-    """A parameter is outside its valid range (or NaN, or infinite)."""
-
-    def __init__(self, name: str, value: object, valid: str) -> None:
-        self.name = name
-        self.value = value
-        self.valid = valid
-        super().__init__(f"{name}={value!r} is invalid: expected {valid}")
-
-
-class ParameterTypeError(TypeError):
-    """A parameter has the wrong type."""
-
-    def __init__(self, name: str, value: object, valid: str) -> None:
-        self.name = name
-        self.value = value
-        self.valid = valid
-        super().__init__(f"{name}={value!r} has type {type(value).__name__}: expected {valid}")
+    Parameter errors are :mod:`accounting`'s own (:class:`ParameterError`,
+    :class:`ParameterTypeError`), so one ``except`` catches bad input anywhere in dpcert.
+    """
 
 
 class ProtocolError(LearnerError):

@@ -674,15 +674,28 @@ def polya_difference_sampler(
     v.open_unit("beta", beta)
     one = share(Fraction(1, n), beta)
 
+    def some_users(rng: np.random.Generator, k: int, size: int) -> NDArray[np.int64]:
+        plus = one(rng, k * size).reshape(k, size)
+        minus = one(rng, k * size).reshape(k, size)
+        return np.asarray((plus - minus).sum(axis=0), dtype=np.int64)
+
+    return _summed_over_users(n, some_users)
+
+
+_SomeUsers = Callable[[np.random.Generator, int, int], NDArray[np.int64]]
+
+
+def _summed_over_users(n: int, some_users: _SomeUsers) -> Sampler:
+    """A sampler of the sum over ``n`` users, drawn ``k`` at a time (``some_users(rng, k, size)``),
+    so memory stays about ``2^22`` draws whatever ``n`` is."""
+
     def draw(rng: np.random.Generator, size: int) -> NDArray[np.int64]:
         total = np.zeros(size, dtype=np.int64)
         block = max(1, 2**22 // max(size, 1))
         done = 0
         while done < n:
             k = min(block, n - done)
-            plus = one(rng, k * size).reshape(k, size)
-            minus = one(rng, k * size).reshape(k, size)
-            total += (plus - minus).sum(axis=0)
+            total += some_users(rng, k, size)
             done += k
         return total
 
@@ -769,20 +782,13 @@ def exact_share_sum_sampler(share: LatticeNoise, users: int) -> Sampler:
     n = v.integer("users", users, minimum=1)
     signed = isinstance(dist, Polya)
 
-    def draw(rng: np.random.Generator, size: int) -> NDArray[np.int64]:
-        total = np.zeros(size, dtype=np.int64)
-        block = max(1, 2**22 // max(size, 1))
-        done = 0
-        while done < n:
-            k = min(block, n - done)
-            part = dist.sample_exact(rng, (size, k)).sum(axis=1)
-            if signed:
-                part = part - dist.sample_exact(rng, (size, k)).sum(axis=1)
-            total += part
-            done += k
-        return total
+    def some_users(rng: np.random.Generator, k: int, size: int) -> NDArray[np.int64]:
+        part = dist.sample_exact(rng, (size, k)).sum(axis=1)
+        if signed:
+            part = part - dist.sample_exact(rng, (size, k)).sum(axis=1)
+        return np.asarray(part, dtype=np.int64)
 
-    return draw
+    return _summed_over_users(n, some_users)
 
 
 def _exact_polya_share(r: float | Fraction, beta: float | Fraction) -> Sampler:

@@ -57,7 +57,9 @@ def test_polya_scale_bug_is_found() -> None:
     buggy = buggy_polya_sample(Fraction(1, USERS), beta)
 
     def share_sampler(rng: np.random.Generator, shape: tuple[int, ...]) -> NDArray[np.int64]:
-        return buggy(rng, math.prod(shape)).reshape(shape)
+        # Each user's share γ⁺ - γ⁻, both from the released code's Gamma–Poisson draw.
+        size = math.prod(shape)
+        return (buggy(rng, size) - buggy(rng, size)).reshape(shape)
 
     protocol = Protocol(params, share_sampler=share_sampler)
     claimed = _claimed(Protocol(params), 0.0)
