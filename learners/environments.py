@@ -1,0 +1,204 @@
+"""Multi-armed bandit environments: reward distributions on ``[0, 1]``, vectorized over repetitions.
+
+An instance is an immutable value: ``K`` arms with known means (so pseudo-regret is exact) and a
+vectorized reward draw :meth:`MABInstance.pull` that returns the rewards of ``count`` pulls of one
+arm for each of ``R`` repetitions in one call (arm ``arms[r]`` in repetition ``r``). Randomness is an
+explicit :class:`numpy.random.Generator` (give every algorithm the same spawned stream to get
+common random numbers).
+
+Instances of the distributed MAB paper (spec §7.2): Gaussian rewards with standard deviation 0.1
+*clipped* to ``[0, 1]`` (the released code clips and does not resample), with means i.i.d.
+``Uniform[0.25, 0.75]`` (easy) or ``Uniform[0.45, 0.55]`` (hard). Clipping changes the mean of an
+arm; :attr:`MABInstance.means` is the exact mean of the clipped law, so gaps and pseudo-regret
+refer to what the learner actually faces.
+"""
+
+from __future__ import annotations
+
+import math
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from learners.errors import ParameterError, ParameterTypeError
+
+__all__ = [
+    "BernoulliArms",
+    "BetaArms",
+    "ClippedGaussianArms",
+    "MABInstance",
+    "gaussian_easy",
+    "gaussian_hard",
+]
+
+FloatArray = NDArray[np.float64]
+
+
+def _unit_means(name: str, values: ArrayLike, *, open_interval: bool = False) -> tuple[float, ...]:
+    a = np.asarray(values, dtype=np.float64)
+    if a.ndim != 1 or a.size < 2:
+        raise ParameterError(name, values, "a 1-d sequence of K >= 2 arm means")
+    inside = (a > 0) & (a < 1) if open_interval else (a >= 0) & (a <= 1)
+    if not inside.all():
+        bad = float(a[~inside][0])
+        raise ParameterError(name, bad, "means in (0, 1)" if open_interval else "means in [0, 1]")
+    return tuple(float(x) for x in a)
+
+
+class MABInstance(ABC):
+    """``K`` arms with rewards in ``[0, 1]``."""
+
+    @property
+    @abstractmethod
+    def means(self) -> FloatArray:
+        """The exact mean reward of each arm, shape ``(K,)``."""
+
+    @abstractmethod
+    def _draw(self, rng: np.random.Generator, mu: FloatArray, count: int) -> FloatArray:
+        """Rewards of shape ``(R, count)`` for arms whose location parameters are ``mu`` ``(R,)``."""
+
+    @abstractmethod
+    def _locations(self) -> FloatArray:
+        """The parameter each arm's law is built from, shape ``(K,)``."""
+
+    @property
+    def arms(self) -> int:
+        """``K``."""
+        return int(self.means.size)
+
+    @property
+    def best(self) -> int:
+        """The index of an optimal arm."""
+        return int(np.argmax(self.means))
+
+    @property
+    def gaps(self) -> FloatArray:
+        """``Δ_a = μ* - μ_a``."""
+        m = self.means
+        return np.asarray(m.max() - m, dtype=np.float64)
+
+    def pull(self, rng: np.random.Generator, arms: ArrayLike, count: int) -> FloatArray:
+        """``count`` rewards of arm ``arms[r]`` for every repetition ``r``: shape ``(R, count)``.
+
+        Parameters
+        ----------
+        rng : numpy.random.Generator
+            The reward stream.
+        arms : array_like of int
+            One arm index per repetition, shape ``(R,)``.
+        count : int
+            Pulls per repetition, ``>= 0``.
+        """
+        if not isinstance(rng, np.random.Generator):
+            raise ParameterTypeError("rng", rng, "a numpy.random.Generator")
+        idx = np.asarray(arms)
+        if idx.ndim != 1 or not np.issubdtype(idx.dtype, np.integer):
+            raise ParameterError("arms", arms, "a 1-d array of integer arm indices (one per repetition)")
+        if idx.size and (idx.min() < 0 or idx.max() >= self.arms):
+            raise ParameterError("arms", arms, f"arm indices in 0..{self.arms - 1}")
+        if isinstance(count, bool) or not isinstance(count, int | np.integer) or count < 0:
+            raise ParameterError("count", count, "an integer >= 0")
+        return self._draw(rng, self._locations()[idx], int(count))
+
+
+def _clipped_normal_mean(mu: float, sd: float) -> float:
+    """``E[clip(N(mu, sd^2), 0, 1)]`` in closed form (math.erf, float64; for utility, not privacy)."""
+
+    def phi(z: float) -> float:
+        return math.exp(-z * z / 2) / math.sqrt(2 * math.pi)
+
+    def cdf(z: float) -> float:
+        return 0.5 * (1 + math.erf(z / math.sqrt(2)))
+
+    a, b = (0 - mu) / sd, (1 - mu) / sd
+    # E = 0·P(X<0) + E[X; 0<=X<=1] + 1·P(X>1)
+    inner = mu * (cdf(b) - cdf(a)) + sd * (phi(a) - phi(b))
+    return inner + (1 - cdf(b))
+
+
+@dataclass(frozen=True)
+class ClippedGaussianArms(MABInstance):
+    """Rewards ``clip(N(μ_a, sd²), 0, 1)`` (spec §7.2); ``locations`` are the ``μ_a`` before clipping."""
+
+    locations: tuple[float, ...]
+    sd: float = 0.1
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "locations", _unit_means("locations", self.locations))
+        if not (isinstance(self.sd, int | float) and math.isfinite(self.sd) and self.sd > 0):
+            raise ParameterError("sd", self.sd, "a finite standard deviation > 0")
+
+    @property
+    def means(self) -> FloatArray:
+        return np.array([_clipped_normal_mean(m, float(self.sd)) for m in self.locations])
+
+    def _locations(self) -> FloatArray:
+        return np.asarray(self.locations, dtype=np.float64)
+
+    def _draw(self, rng: np.random.Generator, mu: FloatArray, count: int) -> FloatArray:
+        draws = rng.normal(mu[:, None], float(self.sd), size=(mu.size, count))
+        return np.clip(draws, 0.0, 1.0)
+
+
+@dataclass(frozen=True)
+class BernoulliArms(MABInstance):
+    """Rewards ``Bernoulli(μ_a)``."""
+
+    locations: tuple[float, ...]
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "locations", _unit_means("locations", self.locations))
+
+    @property
+    def means(self) -> FloatArray:
+        return np.asarray(self.locations, dtype=np.float64)
+
+    def _locations(self) -> FloatArray:
+        return self.means
+
+    def _draw(self, rng: np.random.Generator, mu: FloatArray, count: int) -> FloatArray:
+        return (rng.random((mu.size, count)) < mu[:, None]).astype(np.float64)
+
+
+@dataclass(frozen=True)
+class BetaArms(MABInstance):
+    """Rewards ``Beta(μ_a c, (1 - μ_a) c)`` with mean ``μ_a`` and concentration ``c``."""
+
+    locations: tuple[float, ...]
+    concentration: float = 10.0
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "locations", _unit_means("locations", self.locations, open_interval=True))
+        c = self.concentration
+        if not (isinstance(c, int | float) and math.isfinite(c) and c > 0):
+            raise ParameterError("concentration", c, "a finite concentration > 0")
+
+    @property
+    def means(self) -> FloatArray:
+        return np.asarray(self.locations, dtype=np.float64)
+
+    def _locations(self) -> FloatArray:
+        return self.means
+
+    def _draw(self, rng: np.random.Generator, mu: FloatArray, count: int) -> FloatArray:
+        c = float(self.concentration)
+        alpha = np.broadcast_to(mu[:, None] * c, (mu.size, count))
+        return np.asarray(rng.beta(alpha, (1 - mu[:, None]) * c), dtype=np.float64)
+
+
+def gaussian_easy(rng: np.random.Generator, arms: int = 10) -> ClippedGaussianArms:
+    """The easy instance of spec §7.2: locations i.i.d. ``Uniform[0.25, 0.75]``, sd 0.1, clipped."""
+    return ClippedGaussianArms(tuple(0.25 + 0.5 * rng.random(_arms(arms))))
+
+
+def gaussian_hard(rng: np.random.Generator, arms: int = 10) -> ClippedGaussianArms:
+    """The hard instance of spec §7.2: locations i.i.d. ``Uniform[0.45, 0.55]``, sd 0.1, clipped."""
+    return ClippedGaussianArms(tuple(0.45 + 0.1 * rng.random(_arms(arms))))
+
+
+def _arms(k: object) -> int:
+    if isinstance(k, bool) or not isinstance(k, int | np.integer) or k < 2:
+        raise ParameterError("arms", k, "an integer K >= 2")
+    return int(k)
