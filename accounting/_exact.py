@@ -82,10 +82,10 @@ class SystemRandomness:
 Randomness = np.random.Generator | SystemRandomness
 
 
-def check_randomness(rng: object) -> Randomness:
-    """Validate the ``rng`` argument of an exact sampler."""
+def check_randomness(rng: object, name: str = "rng") -> Randomness:
+    """Validate a source of randomness for exact sampling (``name`` is the parameter's name)."""
     if not isinstance(rng, np.random.Generator | SystemRandomness):
-        raise ParameterTypeError("rng", rng, "a numpy.random.Generator or accounting.noise.SystemRandomness")
+        raise ParameterTypeError(name, rng, "a numpy.random.Generator or accounting.noise.SystemRandomness")
     return rng
 
 
@@ -109,6 +109,23 @@ def _big_uniform(rng: Randomness, bound: int) -> int:
             return value
 
 
+def _big_uniform_array(rng: Randomness, bound: int, size: int) -> Ints:
+    """``size`` uniform Python integers in ``[0, bound)``: words concatenated, then rejection."""
+    bits = (bound - 1).bit_length()
+    nwords = -(-bits // 64)
+    out = np.empty(size, dtype=object)
+    todo = np.arange(size)
+    while todo.size:
+        value = np.zeros(todo.size, dtype=object)
+        for _ in range(nwords):
+            value = (value << 64) | random_words(rng, todo.size).astype(object)
+        value = value >> (64 * nwords - bits)
+        ok = np.asarray(value < bound, dtype=bool)
+        out[todo[ok]] = value[ok]
+        todo = todo[~ok]
+    return out
+
+
 def uniform_below(rng: Randomness, high: Ints | int, size: int | None = None) -> Ints:
     """Uniform integers ``U`` with ``0 <= U < high`` (elementwise; ``high >= 1``).
 
@@ -120,7 +137,7 @@ def uniform_below(rng: Randomness, high: Ints | int, size: int | None = None) ->
             if isinstance(rng, np.random.Generator):
                 return rng.integers(0, high, size=size, dtype=np.int64)
             return _uniform_int64(rng, np.full(size, high, dtype=np.int64))
-        return np.array([_big_uniform(rng, high) for _ in range(size)], dtype=object)
+        return _big_uniform_array(rng, high, size)
     if high.dtype == object:
         return np.array([_big_uniform(rng, int(h)) for h in high], dtype=object)
     return _uniform_int64(rng, high)
@@ -311,7 +328,7 @@ def discrete_gaussian(rng: Randomness, sigma2: Fraction, size: int) -> Ints:
         keep = bernoulli_exp(rng, a * a, e)
         return np.asarray(y[keep])
 
-    # Acceptance rate of CKS Algorithm 3 is at least about 1/(1 + 2/e)... use a margin.
+    # ``rate`` only sizes each round of candidates; _fill draws rounds until ``size`` are accepted.
     return _fill(size, draw, rate=0.5)
 
 
@@ -320,7 +337,12 @@ def discrete_gaussian(rng: Randomness, sigma2: Fraction, size: int) -> Ints:
 # ---------------------------------------------------------------------------------------
 
 
-def _rational(name: str, value: object) -> Fraction:
+def rational(name: str, value: object) -> Fraction:
+    """The exact rational value of a parameter (a float is the dyadic rational it stores).
+
+    Not the shortest decimal (as ``accounting.bounds`` reads typed inputs): the accounting of a
+    float parameter uses the stored value, so the sampler must too.
+    """
     if isinstance(value, Fraction):
         return value
     if isinstance(value, int | float | np.integer | np.floating):
@@ -436,7 +458,3 @@ def centered_binomial(rng: Randomness, trials: int, size: int) -> NDArray[np.int
     counts = np.asarray(np.bitwise_count(words).sum(axis=1, dtype=np.int64), dtype=np.int64)
     return counts - trials // 2
 
-
-def rational(name: str, value: object) -> Fraction:
-    """The exact rational value of a parameter (a float is the dyadic rational it stores)."""
-    return _rational(name, value)

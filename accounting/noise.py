@@ -55,6 +55,8 @@ from accounting._certified import (
 from accounting._exact import Randomness as Randomness
 from accounting._exact import SystemRandomness as SystemRandomness
 from accounting._exact import bernoulli_exp as bernoulli_exp
+from accounting._exact import check_randomness as check_randomness
+from accounting._exact import uniform_below as uniform_below
 from accounting.errors import ParameterError, UnsupportedError
 
 Param = float | Fraction

@@ -59,9 +59,9 @@ class MABInstance(ABC):
     def _draw(self, rng: np.random.Generator, mu: FloatArray, count: int) -> FloatArray:
         """Rewards of shape ``(R, count)`` for arms whose location parameters are ``mu`` ``(R,)``."""
 
-    @abstractmethod
     def _locations(self) -> FloatArray:
-        """The parameter each arm's law is built from, shape ``(K,)``."""
+        """The parameter each arm's law is built from, shape ``(K,)`` (the mean unless overridden)."""
+        return self.means
 
     @property
     def arms(self) -> int:
@@ -142,8 +142,18 @@ class ClippedGaussianArms(MABInstance):
         return np.clip(draws, 0.0, 1.0)
 
 
+class _MeanArms(MABInstance):
+    """Arms whose ``locations`` are their means."""
+
+    locations: tuple[float, ...]
+
+    @property
+    def means(self) -> FloatArray:
+        return np.asarray(self.locations, dtype=np.float64)
+
+
 @dataclass(frozen=True)
-class BernoulliArms(MABInstance):
+class BernoulliArms(_MeanArms):
     """Rewards ``Bernoulli(μ_a)``."""
 
     locations: tuple[float, ...]
@@ -151,19 +161,12 @@ class BernoulliArms(MABInstance):
     def __post_init__(self) -> None:
         object.__setattr__(self, "locations", _unit_means("locations", self.locations))
 
-    @property
-    def means(self) -> FloatArray:
-        return np.asarray(self.locations, dtype=np.float64)
-
-    def _locations(self) -> FloatArray:
-        return self.means
-
     def _draw(self, rng: np.random.Generator, mu: FloatArray, count: int) -> FloatArray:
         return (rng.random((mu.size, count)) < mu[:, None]).astype(np.float64)
 
 
 @dataclass(frozen=True)
-class BetaArms(MABInstance):
+class BetaArms(_MeanArms):
     """Rewards ``Beta(μ_a c, (1 - μ_a) c)`` with mean ``μ_a`` and concentration ``c``."""
 
     locations: tuple[float, ...]
@@ -174,13 +177,6 @@ class BetaArms(MABInstance):
         c = self.concentration
         if not (isinstance(c, int | float) and math.isfinite(c) and c > 0):
             raise ParameterError("concentration", c, "a finite concentration > 0")
-
-    @property
-    def means(self) -> FloatArray:
-        return np.asarray(self.locations, dtype=np.float64)
-
-    def _locations(self) -> FloatArray:
-        return self.means
 
     def _draw(self, rng: np.random.Generator, mu: FloatArray, count: int) -> FloatArray:
         c = float(self.concentration)

@@ -40,7 +40,14 @@ from numpy.typing import ArrayLike, NDArray
 from accounting.accountant import Accountant, Event
 from accounting.calibration import ProtocolParameters
 from accounting.mechanisms import AdditiveNoise, DistributedSum, Mechanism, PureDP
-from accounting.noise import LatticeNoise, NoiseDistribution, Polya, SystemRandomness
+from accounting.noise import (
+    LatticeNoise,
+    NoiseDistribution,
+    Polya,
+    Randomness,
+    check_randomness,
+    uniform_below,
+)
 from learners.errors import (
     DropoutError,
     ParameterError,
@@ -90,7 +97,6 @@ _RELAXED_SECAGG = "relaxed SecAgg (Cheu & Yan), Theorem 3: 2 eps_hat = eps/2"
 #: An integer array: int64, or object (Python integers) when the modulus is ``>= BIG_MODULUS``.
 IntArray = NDArray[Any]
 FloatArray = NDArray[np.float64]
-Randomness = np.random.Generator | SystemRandomness
 #: A custom noise sampler ``(rng, shape) -> shares``: each entry one user's whole share.
 ShareSampler = Callable[[np.random.Generator, tuple[int, ...]], NDArray[np.int64]]
 
@@ -111,12 +117,6 @@ def _integer(name: str, value: object, minimum: int) -> int:
 def _generator(name: str, rng: object) -> np.random.Generator:
     if not isinstance(rng, np.random.Generator):
         raise ParameterTypeError(name, rng, "a numpy.random.Generator")
-    return rng
-
-
-def _randomness(name: str, rng: object) -> Randomness:
-    if not isinstance(rng, np.random.Generator | SystemRandomness):
-        raise ParameterTypeError(name, rng, "a numpy.random.Generator or accounting.noise.SystemRandomness")
     return rng
 
 
@@ -179,23 +179,9 @@ def _expand(mask: NDArray[np.bool_], ndim: int) -> NDArray[np.bool_]:
 
 
 def _uniform(rng: np.random.Generator, m: int, shape: tuple[int, ...]) -> IntArray:
-    """Uniform residues in ``Z_m``; Python integers by rejection on 64-bit words when ``m >= 2**62``."""
-    if m < BIG_MODULUS:
-        return rng.integers(0, m, size=shape, dtype=np.int64)
-    size = math.prod(shape)
-    bits = (m - 1).bit_length()
-    words = -(-bits // 64)
-    out = np.empty(size, dtype=object)
-    todo = np.arange(size)
-    while todo.size:
-        value = np.zeros(todo.size, dtype=object)
-        for _ in range(words):
-            value = (value << 64) | rng.integers(0, 2**64, size=todo.size, dtype=np.uint64).astype(object)
-        value = value >> (64 * words - bits)
-        ok = np.asarray(value < m, dtype=bool)
-        out[todo[ok]] = value[ok]
-        todo = todo[~ok]
-    return out.reshape(shape)
+    """Uniform residues in ``Z_m``: int64, or Python integers when ``m >= 2**62``."""
+    u = uniform_below(rng, m, math.prod(shape)).reshape(shape)
+    return u.astype(object) if m >= BIG_MODULUS else u
 
 
 # ---------------------------------------------------------------------------------------
@@ -273,7 +259,7 @@ def draw_shares(
     """
     if not isinstance(noise, LatticeNoise):
         raise ParameterTypeError("noise", noise, "a lattice distribution from accounting.noise")
-    source = _randomness("rng", rng)
+    source = check_randomness(rng, "rng")
     dims = tuple(_integer("shape", s, 0) for s in shape)
     sides = (2, *dims) if isinstance(noise, Polya) else dims
     if exact:
@@ -329,7 +315,7 @@ def randomize(
     mod = _integer("m", m, 1)
     xhat = encode(x, g, rng)
     y = _ring(xhat, mod)
-    source = rng if noise_rng is None else _randomness("noise_rng", noise_rng)
+    source = rng if noise_rng is None else check_randomness(noise_rng, "noise_rng")
     if share_sampler is not None:
         return _addmod(y, _ring(_sampled(share_sampler, source, xhat.shape), mod, "share_sampler"), mod)
     if share is None:
@@ -894,7 +880,7 @@ class Protocol:
         p = self.params
         n, g, tau, m = p.users, p.g, p.tau, p.m
         gen = _generator("rng", rng)
-        source: Randomness = gen if noise_rng is None else _randomness("noise_rng", noise_rng)
+        source: Randomness = gen if noise_rng is None else check_randomness(noise_rng, "noise_rng")
         if accountant is not None and not isinstance(accountant, Accountant):
             raise ParameterTypeError("accountant", accountant, "an accounting.accountant.Accountant or None")
         try:
