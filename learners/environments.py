@@ -3,8 +3,14 @@
 An instance is an immutable value: ``K`` arms with known means (so pseudo-regret is exact) and a
 vectorized reward draw :meth:`MABInstance.pull` that returns the rewards of ``count`` pulls of one
 arm for each of ``R`` repetitions in one call (arm ``arms[r]`` in repetition ``r``). Randomness is an
-explicit :class:`numpy.random.Generator` (give every algorithm the same spawned stream to get
-common random numbers).
+explicit :class:`numpy.random.Generator`.
+
+**Common random numbers.** Every reward is a deterministic function of one *tape* value per round:
+:meth:`MABInstance.tape` draws the tape (a standard normal or a uniform per round, read in order),
+and :meth:`MABInstance.reward` maps tape values to the rewards of any arm (an inverse-CDF coupling).
+Algorithms given the same tape generator see, at round ``t``, the reward that *any* arm would have
+paid at ``t`` — so comparisons have low variance, and the realized regret
+``r_t(a*) - r_t(a_t)`` is computed from the same tape value.
 
 Instances of the distributed MAB paper (spec §7.2): Gaussian rewards with standard deviation 0.1
 *clipped* to ``[0, 1]`` (the released code clips and does not resample), with means i.i.d.
@@ -21,6 +27,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
+from scipy import special
 
 from learners.errors import ParameterError, ParameterTypeError
 
@@ -55,13 +62,16 @@ class MABInstance(ABC):
     def means(self) -> FloatArray:
         """The exact mean reward of each arm, shape ``(K,)``."""
 
-    @abstractmethod
-    def _draw(self, rng: np.random.Generator, mu: FloatArray, count: int) -> FloatArray:
-        """Rewards of shape ``(R, count)`` for arms whose location parameters are ``mu`` ``(R,)``."""
+    def tape(self, rng: np.random.Generator, size: int | tuple[int, ...]) -> FloatArray:
+        """The common random numbers of ``size`` rounds, read in order from ``rng`` (uniforms on
+        ``[0, 1)`` unless the instance says otherwise). Drawing ``a`` then ``b`` values gives the
+        same numbers as drawing ``a + b`` at once."""
+        return rng.random(size)
 
-    def _locations(self) -> FloatArray:
-        """The parameter each arm's law is built from, shape ``(K,)`` (the mean unless overridden)."""
-        return self.means
+    @abstractmethod
+    def reward(self, arm: ArrayLike, tape: FloatArray) -> FloatArray:
+        """The rewards of ``arm`` at rounds with tape values ``tape`` (``arm`` broadcasts against
+        ``tape``; no validation, this is the inner loop)."""
 
     @property
     def arms(self) -> int:
@@ -100,7 +110,7 @@ class MABInstance(ABC):
             raise ParameterError("arms", arms, f"arm indices in 0..{self.arms - 1}")
         if isinstance(count, bool) or not isinstance(count, int | np.integer) or count < 0:
             raise ParameterError("count", count, "an integer >= 0")
-        return self._draw(rng, self._locations()[idx], int(count))
+        return self.reward(idx[:, None], self.tape(rng, (idx.size, int(count))))
 
 
 def _clipped_normal_mean(mu: float, sd: float) -> float:
@@ -134,12 +144,15 @@ class ClippedGaussianArms(MABInstance):
     def means(self) -> FloatArray:
         return np.array([_clipped_normal_mean(m, float(self.sd)) for m in self.locations])
 
-    def _locations(self) -> FloatArray:
-        return np.asarray(self.locations, dtype=np.float64)
+    def tape(self, rng: np.random.Generator, size: int | tuple[int, ...]) -> FloatArray:
+        """Standard normals (one per round)."""
+        return rng.standard_normal(size)
 
-    def _draw(self, rng: np.random.Generator, mu: FloatArray, count: int) -> FloatArray:
-        draws = rng.normal(mu[:, None], float(self.sd), size=(mu.size, count))
-        return np.clip(draws, 0.0, 1.0)
+    def reward(self, arm: ArrayLike, tape: FloatArray) -> FloatArray:
+        mu = np.asarray(self.locations, dtype=np.float64)[np.asarray(arm, dtype=np.intp)]
+        out = tape * float(self.sd)
+        out += mu
+        return np.clip(out, 0.0, 1.0, out=out)
 
 
 class _MeanArms(MABInstance):
@@ -161,8 +174,8 @@ class BernoulliArms(_MeanArms):
     def __post_init__(self) -> None:
         object.__setattr__(self, "locations", _unit_means("locations", self.locations))
 
-    def _draw(self, rng: np.random.Generator, mu: FloatArray, count: int) -> FloatArray:
-        return (rng.random((mu.size, count)) < mu[:, None]).astype(np.float64)
+    def reward(self, arm: ArrayLike, tape: FloatArray) -> FloatArray:
+        return (tape < self.means[np.asarray(arm, dtype=np.intp)]).astype(np.float64)
 
 
 @dataclass(frozen=True)
@@ -178,10 +191,10 @@ class BetaArms(_MeanArms):
         if not (isinstance(c, int | float) and math.isfinite(c) and c > 0):
             raise ParameterError("concentration", c, "a finite concentration > 0")
 
-    def _draw(self, rng: np.random.Generator, mu: FloatArray, count: int) -> FloatArray:
+    def reward(self, arm: ArrayLike, tape: FloatArray) -> FloatArray:
         c = float(self.concentration)
-        alpha = np.broadcast_to(mu[:, None] * c, (mu.size, count))
-        return np.asarray(rng.beta(alpha, (1 - mu[:, None]) * c), dtype=np.float64)
+        mu = self.means[np.asarray(arm, dtype=np.intp)]
+        return np.asarray(special.betaincinv(mu * c, (1 - mu) * c, tape), dtype=np.float64)
 
 
 def gaussian_easy(rng: np.random.Generator, arms: int = 10) -> ClippedGaussianArms:
