@@ -168,8 +168,10 @@ class Learner:
     exact : bool
         Draw noise with the exact integer samplers (slow; for the ``"shares"`` path and audits).
     dropout : float
-        With ``noise="shares"``: the probability that a user's message never arrives (the
-        survivors top the noise up, :class:`~learners.protocols.Protocol`).
+        With ``noise="shares"``: the fraction of each aggregate's users (rounded down, chosen at
+        random) whose message never arrives; the survivors top the noise up
+        (:class:`~learners.protocols.Protocol`). Below 1/2, so secure aggregation's majority
+        threshold can always recover the dropped users' masks.
     """
 
     name: str
@@ -210,9 +212,13 @@ class Learner:
             raise ParameterError("noise", self.noise, "one of " + ", ".join(NOISE_PATHS))
         if not isinstance(self.exact, bool):
             raise ParameterTypeError("exact", self.exact, "a bool")
-        object.__setattr__(self, "dropout", _real("dropout", self.dropout, 0.0, 1.0, open_low=False))
-        if self.dropout >= 1:
-            raise ParameterError("dropout", self.dropout, "a probability in [0, 1)")
+        if self.exact and self.noise != "shares":
+            raise ParameterError(
+                "exact", self.exact, "False unless noise='shares' (exact samplers draw shares)"
+            )
+        object.__setattr__(self, "dropout", _real("dropout", self.dropout, 0.0, 0.5, open_low=False))
+        if self.dropout >= 0.5:
+            raise ParameterError("dropout", self.dropout, "a fraction in [0, 1/2)")
         if self.dropout and self.noise != "shares":
             raise ParameterError("dropout", self.dropout, "0 unless noise='shares' (dropouts are user-level)")
 
@@ -768,6 +774,12 @@ def _finish(
     st.done[r] = True
 
 
+def _dropouts(rng: np.random.Generator, shape: tuple[int, ...], fraction: float) -> BoolArray:
+    """``floor(fraction · n)`` random users of each of the ``shape[0]`` aggregates drop out."""
+    order = np.argsort(rng.random(shape), axis=1)
+    return np.asarray(order < math.floor(fraction * shape[1]), dtype=np.bool_)
+
+
 def _release(
     st: _State,
     b: int,
@@ -809,7 +821,7 @@ def _release(
             for i, r in enumerate(reps.tolist()):
                 values = segments[r].values
                 assert values is not None
-                dropped = rng.random(values.shape) < learner.dropout if learner.dropout else None
+                dropped = _dropouts(rng, values.shape, learner.dropout) if learner.dropout else None
                 rel = proto.release(values, rng, dropped=dropped)
                 z[i, active[i]] = rel.estimate
                 st.dropped[r] += int(rel.dropped.sum())
