@@ -10,6 +10,7 @@ from __future__ import annotations
 from accounting.errors import AccountingError, ParameterError, ParameterTypeError
 
 __all__ = [
+    "ConfigError",
     "DropoutError",
     "LearnerError",
     "ParameterError",
@@ -25,6 +26,14 @@ class LearnerError(AccountingError):
 
     Parameter errors are :mod:`accounting`'s own (:class:`ParameterError`,
     :class:`ParameterTypeError`), so one ``except`` catches bad input anywhere in dpcert.
+    """
+
+
+class ConfigError(ParameterError, LearnerError):
+    """An experiment configuration (:mod:`learners.experiment`) is invalid.
+
+    :attr:`name` is the path of the offending field in the configuration, such as
+    ``algorithms[2].name``, ``epsilons[1]`` or ``panels[0].instance.path``.
     """
 
 

@@ -43,8 +43,8 @@ happen as they would in deployment.
 single release (parallel composition, spec §3.5): :attr:`RunResult.privacy` gives, per released
 batch size, the guarantee of its theorem — ε of pure DP (Theorems 1, 3, 5, 6; Laplace for DP-SE),
 the RDP curve of Lemma 3 converted to ``(ε, δ)`` (Theorem 2), ``ρ``-zCDP (Theorem 4) — and the
-worst over the run. If an :class:`~accounting.accountant.Accountant` is given, every release is
-composed into it (one event per released batch size, counted once: parallel composition).
+worst over the run. :meth:`RunResult.ledger` gives the :class:`~accounting.accountant.Accountant`
+of one user of a batch (that batch's release events), for any other question about it.
 """
 
 from __future__ import annotations
@@ -73,7 +73,7 @@ from accounting.noise import (
 )
 from learners.environments import MABInstance
 from learners.errors import ParameterError, ParameterTypeError
-from learners.protocols import Protocol, analyze, encode, release_mechanisms
+from learners.protocols import BIG_MODULUS, Protocol, analyze, encode, release_mechanisms
 
 __all__ = [
     "ALGORITHMS",
@@ -569,8 +569,8 @@ def _total_noise(learner: Learner, p: ProtocolParameters, rng: np.random.Generat
     assert p.share is not None
     if learner.theorem == 6:
         # n i.i.d. Lap_Z shares: each a difference of geometrics, so the sum is NB(n) - NB(n).
-        decay = math.exp(-1 / float(p.share.scale))  # type: ignore[attr-defined]
-        nb = Polya(p.users, decay)
+        assert isinstance(p.share, DiscreteLaplace)
+        nb = Polya(p.users, math.exp(-1 / float(p.share.scale)))
         return np.asarray(nb.sample(rng, count) - nb.sample(rng, count), dtype=np.int64)
     if isinstance(p.share, Polya):
         # n differences of Polya(1/n, β) pairs sum to Lap_Z with decay β (Fact 1).
@@ -813,9 +813,10 @@ def _release(
                 seg_xhat = segments[r].sum_xhat
                 assert seg_xhat is not None
                 xhat[i, active[i]] = seg_xhat
-            y = np.zeros(active.shape, dtype=np.int64)
-            y[active] = np.mod(xhat[active] + _total_noise(learner, p, rng, int(active.sum())), p.m)
-            z[active] = analyze(y[active], n, p.g, p.tau, p.m)
+            noisy = xhat[active] + _total_noise(learner, p, rng, int(active.sum()))
+            if p.m >= BIG_MODULUS:  # residues of a modulus this large need Python integers
+                noisy = noisy.astype(object)
+            z[active] = analyze(np.mod(noisy, p.m), n, p.g, p.tau, p.m)
         else:
             proto = Protocol(p, exact=learner.exact)
             for i, r in enumerate(reps.tolist()):
