@@ -24,7 +24,7 @@ pytest: $(STAMP)
 test: lint typecheck pytest
 
 demo: $(STAMP)
-	$(PY) -m accounting demo
+	$(VENV)/bin/dp-regret reproduce figure1 --quick --no-progress
 
 bench: $(STAMP)
 	$(PY) -m pip install --quiet -e '.[test,bench]'

@@ -82,6 +82,7 @@ __all__ = [
     "Learner",
     "Privacy",
     "RunResult",
+    "Variant",
     "confidence_radius",
     "make_learner",
     "run",
@@ -96,23 +97,29 @@ CHUNK = 2**21
 
 
 @dataclass(frozen=True)
-class _Variant:
-    theorem: int | None  # the theorem of the distributed MAB paper, None for dp-se / se
+class Variant:
+    """An entry of :data:`ALGORITHMS`."""
+
+    #: The theorem of the distributed MAB paper (``None`` for ``dp-se`` and ``se``).
+    theorem: int | None
+    #: The display label of the paper's figures.
     label: str
+    #: Whether the variant takes an ε (every one but ``se``).
     private: bool = True
-    scaled: bool = False  # takes a scaling factor s (Theorems 2 and 4)
+    #: Whether it takes a scaling factor ``s`` (Theorems 2 and 4).
+    scaled: bool = False
 
 
 #: The variants: name -> (theorem, display label, ...).
-ALGORITHMS: dict[str, _Variant] = {
-    "dist-dp-se": _Variant(1, "Dist-DP-SE"),
-    "dist-rdp-se": _Variant(2, "Dist-RDP-SE", scaled=True),
-    "shuffle-dp-se": _Variant(3, "Shuffle-DP-SE"),
-    "dist-cdp-se": _Variant(4, "Dist-CDP-SE", scaled=True),
-    "cdp-se": _Variant(5, "CDP-SE"),
-    "ldp-se": _Variant(6, "LDP-SE"),
-    "dp-se": _Variant(None, "DP-SE"),
-    "se": _Variant(None, "SE", private=False),
+ALGORITHMS: dict[str, Variant] = {
+    "dist-dp-se": Variant(1, "Dist-DP-SE"),
+    "dist-rdp-se": Variant(2, "Dist-RDP-SE", scaled=True),
+    "shuffle-dp-se": Variant(3, "Shuffle-DP-SE"),
+    "dist-cdp-se": Variant(4, "Dist-CDP-SE", scaled=True),
+    "cdp-se": Variant(5, "CDP-SE"),
+    "ldp-se": Variant(6, "LDP-SE"),
+    "dp-se": Variant(None, "DP-SE"),
+    "se": Variant(None, "SE", private=False),
 }
 
 #: ``"total"``: each aggregate's total noise in one draw; ``"shares"``: the user-level protocol.
@@ -191,10 +198,14 @@ class Learner:
             raise ParameterError("algorithm", self.name, "one of " + ", ".join(ALGORITHMS))
         variant = ALGORITHMS[self.name]
         if variant.private:
+            if self.epsilon is None:
+                raise ParameterError("epsilon", None, f"a privacy level ε > 0 (required by '{self.name}')")
             object.__setattr__(self, "epsilon", _real("epsilon", self.epsilon, 0.0))
         elif self.epsilon is not None:
             raise ParameterError("epsilon", self.epsilon, f"None for the non-private '{self.name}'")
         if variant.scaled:
+            if self.scale is None:
+                raise ParameterError("scale", None, f"a scaling factor s >= 1 (required by '{self.name}')")
             object.__setattr__(self, "scale", _real("scale", self.scale, 1.0, open_low=False))
         elif self.scale is not None:
             raise ParameterError("scale", self.scale, f"None ('{self.name}' has no scaling factor s)")

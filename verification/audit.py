@@ -662,7 +662,9 @@ def _run_dask(
         for seed, size in zip(seeds, sizes, strict=True)
     ]
     try:
-        for future in as_completed(futures):
+        # The client's own loop: with a client made from an address (set_as_default=False),
+        # as_completed would otherwise look for a default client and find none.
+        for future in as_completed(futures, loop=client.loop):
             result: Histograms = future.result()
             future.release()
             yield result

@@ -1,0 +1,176 @@
+"""The ``dp-regret`` command line (also ``python -m learners``).
+
+Subcommands:
+
+``list``       the shipped configs, one per figure of the distributed MAB paper (spec §7.4);
+``run``        run an experiment config (TOML) into a results folder, resuming one left unfinished;
+``reproduce``  run a shipped config by name (``--quick`` for a small version that takes seconds);
+``plot``       redraw the PNG plots of a results folder from its ``regret.csv``.
+
+Exit status: 0 on success, 2 for invalid input (a one-line message naming the bad field or option;
+nothing is written), 130 when interrupted (every finished unit is kept: run the same command again
+to resume).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from accounting.cli import Parser, parse_number, run
+from learners.errors import ConfigError, LearnerError
+from learners.experiment import (
+    CSV_FILE,
+    SUMMARY_FILE,
+    Config,
+    Unit,
+    load_config,
+    plot_results,
+    run_experiment,
+    shipped_configs,
+)
+
+#: Where results go when ``--out`` is not given: ``results/<name>`` (``-quick`` appended for ``--quick``).
+RESULTS_ROOT = Path("results")
+
+
+def _cmd_list(args: argparse.Namespace) -> int:
+    configs = shipped_configs()
+    width = max(len(name) for name in configs)
+    for name, path in configs.items():
+        print(f"{name:<{width}}  {load_config(path).description}")
+    print("\nrun one with: dp-regret reproduce NAME [--quick]")
+    return 0
+
+
+def _load(path: Path, quick: bool) -> Config:
+    try:
+        return load_config(path, quick=quick)
+    except ConfigError as err:
+        raise LearnerError(f"{path}: {err}") from err
+
+
+def _execute(config: Config, args: argparse.Namespace) -> int:
+    out = (
+        args.out if args.out is not None else RESULTS_ROOT / (config.name + ("-quick" if args.quick else ""))
+    )
+    counts = {True: 0, False: 0}
+
+    def count(unit: Unit, computed: bool) -> None:
+        counts[computed] += 1
+
+    try:
+        run_experiment(
+            config,
+            out,
+            workers=args.workers,
+            scheduler=args.scheduler,
+            progress=not args.no_progress,
+            force=args.force,
+            on_unit=count,
+        )
+    except KeyboardInterrupt:
+        print(
+            f"\ninterrupted: {counts[True]} unit(s) computed in this run are saved in {out}; "
+            "run the same command again to resume",
+            file=sys.stderr,
+        )
+        return 130
+    resumed = f", {counts[False]} found finished" if counts[False] else ""
+    print(f"{config.name}: {counts[True]} unit(s) computed{resumed}")
+    print(f"results: {out}  ({CSV_FILE}, {SUMMARY_FILE}, config.toml, versions.json)")
+    print("plots:")
+    for png in sorted(out.glob("regret*.png")):
+        print(f"  {png}")
+    print()
+    _print_summary(json.loads((out / SUMMARY_FILE).read_text(encoding="utf-8")))
+    return 0
+
+
+def _print_summary(summary: dict[str, Any]) -> None:
+    # By panel, then ε, then algorithm: the rows one compares are next to each other.
+    panels = [p["name"] for p in summary["panels"]]
+    labels = list(dict.fromkeys(r["label"] for r in summary["results"]))
+    rows = sorted(
+        summary["results"],
+        key=lambda r: (panels.index(r["panel"]), r["epsilon"] or 0.0, labels.index(r["label"])),
+    )
+    print("final time-average pseudo-regret Reg(T)/T: mean ± 95% CI half-width")
+    label_width = max(len(r["label"]) for r in rows)
+    for r in rows:
+        stats = r["pseudo_regret"]["time_average"]
+        half = stats["half_width"]
+        spread = f" ± {half:.4f}" if half is not None else ""
+        eps = f"ε={r['epsilon']:g}" if r["epsilon"] is not None else "non-private"
+        print(
+            f"  {r['panel']:<8} {eps:<10} {r['label']:<{label_width}}  {stats['mean']:.4f}{spread}  "
+            f"(T={r['round']}, R={r['repetitions']})"
+        )
+
+
+def _cmd_run(args: argparse.Namespace) -> int:
+    return _execute(_load(args.config, args.quick), args)
+
+
+def _cmd_reproduce(args: argparse.Namespace) -> int:
+    return _execute(_load(shipped_configs()[args.name], args.quick), args)
+
+
+def _cmd_plot(args: argparse.Namespace) -> int:
+    for png in plot_results(args.results):
+        print(png)
+    return 0
+
+
+def _workers(text: str) -> int:
+    return int(parse_number(text, int, lambda v: v >= 1, "an integer >= 1"))
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = Parser(
+        prog="dp-regret",
+        description="Run the regret experiments of the distributed MAB paper (spec §7) and plot them.",
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    listing = sub.add_parser("list", help="the shipped configs (one per figure of the paper)")
+    listing.set_defaults(func=_cmd_list)
+
+    def running(cmd: argparse.ArgumentParser) -> None:
+        cmd.add_argument(
+            "--out", type=Path, help="the results folder (default results/NAME, results/NAME-quick)"
+        )
+        cmd.add_argument("--quick", action="store_true", help="apply the config's [quick] overrides")
+        cmd.add_argument("--workers", type=_workers, default=1, help="local worker processes (default 1)")
+        cmd.add_argument("--scheduler", help="run the units on the Dask scheduler at this address")
+        cmd.add_argument(
+            "--force", action="store_true", help="discard earlier results in the folder and start afresh"
+        )
+        cmd.add_argument("--no-progress", action="store_true", help="no progress bar")
+
+    run_cmd = sub.add_parser("run", help="run an experiment config (TOML); resumes an unfinished run")
+    run_cmd.add_argument("config", type=Path, help="the TOML config")
+    running(run_cmd)
+    run_cmd.set_defaults(func=_cmd_run)
+
+    reproduce = sub.add_parser("reproduce", help="run a shipped config (a figure of the paper)")
+    reproduce.add_argument("name", choices=list(shipped_configs()), help="the figure (see `dp-regret list`)")
+    running(reproduce)
+    reproduce.set_defaults(func=_cmd_reproduce)
+
+    plot = sub.add_parser("plot", help="redraw the PNGs of a results folder from its regret.csv")
+    plot.add_argument("results", type=Path, help="the results folder")
+    plot.set_defaults(func=_cmd_plot)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    return run(build_parser(), argv)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
