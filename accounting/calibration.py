@@ -13,7 +13,8 @@ effects make δ(ε) non-monotone. There the value returned still meets the targe
 one might too.
 
 :func:`protocol_parameters` gives the distributed MAB paper's Theorems 1–6 parameters
-(spec §4.4, §5).
+(spec §4.4, §5); :func:`shuffle_sum_parameters` those of the shuffle summation protocols (bits with
+binomial noise) of Cheu et al. 2021 as the federated LCB and DP-DPE papers use them.
 """
 
 from __future__ import annotations
@@ -41,7 +42,16 @@ from accounting.noise import (
     Skellam,
 )
 
-__all__ = ["FAMILIES", "Calibration", "ProtocolParameters", "calibrate", "protocol_parameters"]
+__all__ = [
+    "FAMILIES",
+    "SHUFFLE_SUM_PROTOCOLS",
+    "Calibration",
+    "ProtocolParameters",
+    "ShuffleSumParameters",
+    "calibrate",
+    "protocol_parameters",
+    "shuffle_sum_parameters",
+]
 
 FAMILIES = ("gaussian", "laplace", "discrete-laplace", "discrete-gaussian", "skellam")
 
@@ -406,3 +416,176 @@ def protocol_parameters(
     m = n * g + 2 * tau + 1
     bits = (m - 1).bit_length()
     return ProtocolParameters(th, eps, n, T, s, g, tau, m, bits, share, server, privacy)
+
+
+# ---------------------------------------------------------------------------------------
+# Shuffle summation protocols (bits with binomial noise; Cheu, Joseph, Mao & Peng 2021)
+# ---------------------------------------------------------------------------------------
+
+#: The shuffle summation protocols :func:`shuffle_sum_parameters` knows.
+SHUFFLE_SUM_PROTOCOLS = ("dpdpe-scalar", "dpdpe-vector", "cheu-vector")
+
+
+@dataclass(frozen=True)
+class ShuffleSumParameters:
+    """Parameters of a shuffle summation protocol (one call, ``n`` users, ``D`` coordinates).
+
+    Each user maps every coordinate ``x ∈ [-B, B]`` to ``x̂ ∈ {0, ..., levels}`` (shift by ``B``,
+    scale by ``levels / (2B)``, randomized rounding), adds ``Bin(b, p)`` and sends
+    ``x̂ + Bin(b, p)`` ones among ``levels + b`` bits labelled with the coordinate; the shuffler
+    permutes all bits; the analyzer counts the ones of each coordinate, ``c``, and outputs
+    ``(c - n b p) / scale - n B``, an unbiased estimate of ``Σ x``.
+
+    Attributes
+    ----------
+    protocol : str
+        A key of :data:`SHUFFLE_SUM_PROTOCOLS`.
+    epsilon, delta : float
+        The ``(ε, δ)``-SDP the cited theorem gives one call, on the protocol's neighbouring relation.
+    users, dimension : int
+        ``n`` and ``D``.
+    bound : float
+        ``B``: each coordinate lies in ``[-B, B]`` (vector protocols: ``‖x‖₂ <= B``).
+    g : int
+        The precision parameter of the theorem.
+    levels : int
+        The largest encoding, ``g`` (DP-DPE) or ``2g`` (the federated paper's shift into ``[0, 2L]``).
+    b : int
+        Binomial trials per user and coordinate.
+    p : float
+        Binomial success probability, ``<= 1/2``.
+    bits : int
+        One-bit messages each user sends: ``D (levels + b)``.
+    theorem : str
+        The guarantee and where it comes from.
+    """
+
+    protocol: str
+    epsilon: float
+    delta: float
+    users: int
+    dimension: int
+    bound: float
+    g: int
+    levels: int
+    b: int
+    p: float
+    bits: int
+    theorem: str
+
+    @property
+    def scale(self) -> float:
+        """``levels / (2B)``: encoded units per unit of input."""
+        return self.levels / (2 * self.bound)
+
+    def variance(self) -> float:
+        """An upper bound on the variance of each coordinate of the estimate of ``Σ x``:
+        ``(n/4 + n b p (1 - p)) / scale²`` (randomized rounding has variance at most 1/4)."""
+        n = self.users
+        return (n / 4 + n * self.b * self.p * (1 - self.p)) / self.scale**2
+
+
+def _strictly_above(x: object) -> int:
+    """The least integer ``> x`` (an mpf at 50 digits): the lemmas need ``b`` strictly above."""
+    return int(mp.floor(x)) + 1
+
+
+def shuffle_sum_parameters(
+    protocol: str,
+    epsilon: float,
+    delta: float,
+    users: int,
+    dimension: int = 1,
+    bound: float = 1.0,
+) -> ShuffleSumParameters:
+    """``g``, ``b``, ``p`` and the cited guarantee of a shuffle summation protocol.
+
+    ``"dpdpe-scalar"``
+        Algorithm 4 of the DP-DPE paper (spec ``dp-dpe.md`` §3.4; Cheu et al. 2021 Lemma 3.1 =
+        Lemma C.5), run at ``ε/2`` as its Theorem C.6 prescribes: ``g = ⌈2B√n⌉``,
+        ``b`` the least integer ``> 180 g² ln(2/δ) / ((ε/2)² n)``,
+        ``p = 90 g² ln(2/δ) / (b (ε/2)² n)``; ``(ε, δ)``-SDP for ``ε ∈ (0, 30)``, ``δ ∈ (0, 1/2)``.
+        (Spec RECON/UNSURE: the OCR reads ``g = 2B√n``; the lemma only needs ``g >= B√n``, so the
+        larger ``g`` is safe.)
+    ``"dpdpe-vector"``
+        Algorithm 2 of the DP-DPE paper (spec §3.3, eq. 22; Theorem 4.6 / A.2):
+        ``ε̂ = ε / (18 sqrt(ln(2/δ)))``, ``g = max(⌈ε̂ √n / (6 sqrt(5 ln(4D/δ)))⌉, ⌈√D⌉, 10)``,
+        ``b`` the least integer ``> 180 g² ln(4D/δ) / (ε̂² n)``, ``p = 90 g² ln(4D/δ) / (b ε̂² n)``;
+        ``(ε, δ)``-SDP for ``ε ∈ (0, 15)``, ``δ ∈ (0, 1)``, inputs with ``‖x‖₂ <= B``. (The
+        constants 18, 6√5, 180, 90 are the spec's reconstruction from OCR, tagged RECON.)
+    ``"cheu-vector"``
+        ``P_Vec`` as the federated LCB paper uses it (spec ``federated-lcb.md`` §5.3.2):
+        ``g = max(⌈2√n⌉, D, 4)``, ``p = 1/4``, ``b = ⌈24·10⁴ g² ln(4(D + 1)/δ)² / (ε² n)⌉``,
+        inputs shifted into ``[0, 2L]`` (``levels = 2g``); ``(ε, δ)``-SDP for ``ε ∈ (0, 15]``,
+        ``δ ∈ (0, 1/2)``. (The released code uses ``b = g² ln(d²/δ)²/(ε² n)`` with no constant,
+        which the theorem does not cover; it is not offered here.)
+
+    The guarantees are the cited theorems', not computed here; for the scalar protocol the
+    shuffled bits are equivalent to their count, so the exact privacy is that of adding
+    ``Bin(b n, p)`` to a sum of sensitivity ``levels``.
+
+    Parameters
+    ----------
+    protocol : str
+        One of :data:`SHUFFLE_SUM_PROTOCOLS`.
+    epsilon, delta : float
+        The target of one call.
+    users : int
+        ``n >= 1`` users (data points) in the call.
+    dimension : int
+        ``D >= 1`` coordinates (1 for the scalar protocol).
+    bound : float
+        ``B > 0``: the bound on each input (its ℓ2 norm for the vector protocols).
+
+    Returns
+    -------
+    ShuffleSumParameters
+    """
+    if protocol not in SHUFFLE_SUM_PROTOCOLS:
+        raise ParameterError("protocol", protocol, "one of " + ", ".join(SHUFFLE_SUM_PROTOCOLS))
+    eps = v.positive("epsilon", epsilon)
+    dl = v.open_unit("delta", delta)
+    n = v.integer("users", users, minimum=1)
+    d = v.integer("dimension", dimension, minimum=1)
+    bnd = v.positive("bound", bound)
+    if protocol == "dpdpe-scalar" and d != 1:
+        raise ParameterError("dimension", dimension, "1 (dpdpe-scalar sums scalars)")
+    with mp.workdps(50):
+        e, ln_d = mp.mpf(eps), None
+        if protocol == "dpdpe-scalar":
+            if not (eps < 30 and dl < 0.5):
+                raise ParameterError(
+                    "epsilon" if eps >= 30 else "delta", eps if eps >= 30 else dl,
+                    "ε in (0, 30) and δ in (0, 1/2) (Theorem C.6 of the DP-DPE paper)",
+                )  # fmt: skip
+            g = _ceil(2 * mp.mpf(bnd) * mp.sqrt(n))
+            half = e / 2
+            ln_d = mp.log(2 / mp.mpf(dl))
+            b = _strictly_above(180 * g**2 * ln_d / (half**2 * n))
+            p = float(90 * g**2 * ln_d / (b * half**2 * n))
+            levels = g
+            theorem = f"({eps:g}, {dl:g})-SDP: DP-DPE Theorem C.6 (Cheu et al. 2021 Lemma 3.1 at ε/2)"
+        elif protocol == "dpdpe-vector":
+            if not (eps < 15):
+                raise ParameterError("epsilon", eps, "ε in (0, 15) (Theorem 4.6 / A.2 of the DP-DPE paper)")
+            hat = e / (18 * mp.sqrt(mp.log(2 / mp.mpf(dl))))
+            ln_d = mp.log(4 * d / mp.mpf(dl))
+            g = max(_ceil(hat * mp.sqrt(n) / (6 * mp.sqrt(5 * ln_d))), _ceil(mp.sqrt(d)), 10)
+            b = _strictly_above(180 * g**2 * ln_d / (hat**2 * n))
+            p = float(90 * g**2 * ln_d / (b * hat**2 * n))
+            levels = g
+            theorem = f"({eps:g}, {dl:g})-SDP: DP-DPE Theorem 4.6 / A.2 (Cheu et al. 2021 vector sum)"
+        else:
+            if not (eps <= 15 and dl < 0.5):
+                raise ParameterError(
+                    "epsilon" if eps > 15 else "delta", eps if eps > 15 else dl,
+                    "ε in (0, 15] and δ in (0, 1/2) (Cheu et al. 2021, as in the federated LCB paper)",
+                )  # fmt: skip
+            g = max(_ceil(2 * mp.sqrt(n)), d, 4)
+            b = _ceil(24 * 10**4 * g**2 * mp.log(4 * (d + 1) / mp.mpf(dl)) ** 2 / (e**2 * n))
+            p = 0.25
+            levels = 2 * g
+            theorem = f"({eps:g}, {dl:g})-SDP: P_Vec of Cheu et al. 2021 (federated LCB paper §5.3.2)"
+    return ShuffleSumParameters(
+        protocol, eps, dl, n, d, bnd, int(g), int(levels), int(b), p, d * (int(levels) + int(b)), theorem
+    )

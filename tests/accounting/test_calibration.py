@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from accounting import DistributedSum, ParameterError, Skellam, UnsupportedError
 from accounting.accountant import Accountant
-from accounting.calibration import calibrate, protocol_parameters
+from accounting.calibration import calibrate, protocol_parameters, shuffle_sum_parameters
 
 
 def test_gaussian_1000_compositions_acceptance() -> None:
@@ -139,3 +139,67 @@ def test_search_does_not_stall_on_a_value_exactly_at_the_target() -> None:
     cal = calibrate("discrete-laplace", 2.5, 1e-7, compositions=2)
     assert cal.epsilon.upper <= 2.5
     assert cal.value == pytest.approx(0.8, rel=1e-6)
+
+
+# -- shuffle summation protocols (dp-dpe.md §3.3-§3.4, federated-lcb.md §5.3.2) --------------
+
+
+def test_dpdpe_scalar_parameters_follow_algorithm_4_at_half_epsilon() -> None:
+    eps, delta, n, bound = 1.0, 1e-6, 1000, 1.0
+    p = shuffle_sum_parameters("dpdpe-scalar", eps, delta, n, bound=bound)
+    assert p.g == math.ceil(2 * bound * math.sqrt(n))
+    threshold = 180 * p.g**2 * math.log(2 / delta) / ((eps / 2) ** 2 * n)
+    assert threshold < p.b <= threshold + 1  # the least integer strictly above (Lemma C.5)
+    assert p.p == pytest.approx(90 * p.g**2 * math.log(2 / delta) / (p.b * (eps / 2) ** 2 * n), rel=1e-12)
+    assert 0 < p.p <= 0.5
+    assert p.levels == p.g
+    assert p.bits == p.levels + p.b
+
+
+def test_dpdpe_vector_parameters_follow_equation_22() -> None:
+    eps, delta, n, dim = 2.0, 1e-5, 10**6, 9
+    p = shuffle_sum_parameters("dpdpe-vector", eps, delta, n, dim, bound=3.0)
+    hat = eps / (18 * math.sqrt(math.log(2 / delta)))
+    log_term = math.log(4 * dim / delta)
+    g = max(math.ceil(hat * math.sqrt(n) / (6 * math.sqrt(5 * log_term))), 3, 10)
+    assert p.g == g
+    assert 180 * g**2 * log_term / (hat**2 * n) < p.b
+    assert p.p <= 0.5
+    assert p.bits == dim * (p.g + p.b)
+
+
+def test_cheu_vector_parameters_of_the_federated_paper() -> None:
+    eps, delta, n, dim = 1.0, 1e-4, 400, 5
+    p = shuffle_sum_parameters("cheu-vector", eps, delta, n, dim)
+    assert p.g == max(math.ceil(2 * math.sqrt(n)), dim, 4) == 40
+    assert p.p == 0.25
+    assert p.levels == 2 * p.g
+    assert p.b == math.ceil(24e4 * p.g**2 * math.log(4 * (dim + 1) / delta) ** 2 / (eps**2 * n))
+
+
+@given(st.floats(0.05, 10.0), st.integers(1, 10**6))
+@settings(max_examples=40)
+def test_more_privacy_never_means_less_binomial_noise(eps: float, n: int) -> None:
+    """The noise variance (in input units) grows as ε shrinks."""
+    tight = shuffle_sum_parameters("dpdpe-scalar", eps / 2, 1e-6, n)
+    loose = shuffle_sum_parameters("dpdpe-scalar", eps, 1e-6, n)
+    assert tight.variance() >= loose.variance() * (1 - 1e-9)
+
+
+@pytest.mark.parametrize(
+    ("args", "name"),
+    [
+        (("secagg", 1.0, 1e-6, 10), "protocol"),
+        (("dpdpe-scalar", 30.0, 1e-6, 10), "epsilon"),
+        (("dpdpe-scalar", 1.0, 0.5, 10), "delta"),
+        (("dpdpe-scalar", 1.0, 1e-6, 10, 2), "dimension"),
+        (("dpdpe-vector", 15.0, 1e-6, 10, 2), "epsilon"),
+        (("cheu-vector", 16.0, 1e-6, 10, 2), "epsilon"),
+        (("cheu-vector", 1.0, 1e-6, 0, 2), "users"),
+        (("cheu-vector", 1.0, 1e-6, 10, 2, -1.0), "bound"),
+    ],
+)
+def test_shuffle_sum_bad_input_names_the_parameter(args: tuple[object, ...], name: str) -> None:
+    with pytest.raises(ParameterError) as err:
+        shuffle_sum_parameters(*args)  # type: ignore[arg-type]
+    assert err.value.name == name
