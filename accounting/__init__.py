@@ -9,10 +9,11 @@ Everything a user needs is re-exported here::
     PureDP(0.5, "a cited theorem")    # known only to be 0.5-DP: answered for the worst case
 
 Every ε, δ or divergence is an :class:`Enclosure` ``[lo, hi]``; ``float()`` gives ``hi``
-rounded up, so a reported privacy loss is never optimistic.
+rounded up, so a reported privacy loss is never optimistic. Amplification by shuffling lives in
+:mod:`accounting.shuffle` (``shuffle.fmt_numerical(4, 100_000, 1e-6)``).
 """
 
-from accounting import bounds
+from accounting import bounds, shuffle
 from accounting._certified import Enclosure
 from accounting.divergence import epsilon_for_delta, hockey_stick, renyi
 from accounting.errors import AccountingError, ParameterError, ParameterTypeError, UnsupportedError
@@ -62,6 +63,7 @@ __all__ = [
     "epsilon_for_delta",
     "hockey_stick",
     "renyi",
+    "shuffle",
 ]
 
 __version__ = "0.1.0"

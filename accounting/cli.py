@@ -1,7 +1,7 @@
 """The ``dp-account`` command line (also ``python -m accounting``).
 
-Subcommands ``epsilon``, ``delta``, ``rdp``, ``calibrate``, ``protocol`` and ``demo``, each with
-``--json``. Invalid input exits with status 2 and a one-line message naming the bad option.
+Subcommands ``epsilon``, ``delta``, ``rdp``, ``calibrate``, ``protocol``, ``shuffle`` and ``demo``,
+each with ``--json``. Invalid input exits with status 2 and a one-line message naming the bad option.
 
 ``dp-account demo`` prints, for a few target ε at one δ, the exact ε(δ) of discrete noise
 sized by the classic recipes next to what the best published closed form claims for the
@@ -21,7 +21,7 @@ from typing import Any, NoReturn
 
 from mpmath import mp
 
-from accounting import bounds
+from accounting import bounds, shuffle
 from accounting._certified import float_down, float_up
 from accounting.accountant import ROUTES, Accountant, mechanism_to_dict, noise_to_dict
 from accounting.calibration import FAMILIES, calibrate, protocol_parameters
@@ -318,6 +318,43 @@ def _cmd_protocol(args: argparse.Namespace) -> int:
     return _emit(args, record, text)
 
 
+def _shuffle_record(result: shuffle.AmplificationBound) -> dict[str, object]:
+    return {
+        "bound": result.bound,
+        "epsilon": result.epsilon,
+        "epsilon_lower": result.lower,
+        "delta": result.delta,
+        "valid": result.valid,
+        "theorem": result.theorem,
+        "conditions": result.conditions,
+    }
+
+
+def _shuffle_line(result: shuffle.AmplificationBound) -> str:
+    if not result.valid:
+        return f"{result.bound}: does not apply ({result.conditions}): epsilon = {result.epsilon!r}"
+    text = f"{result.bound}: epsilon = {result.epsilon!r} at delta = {result.delta:g} (rounded up)"
+    if result.lower is not None:
+        text += f"; the analysis's exact epsilon lies in [{result.lower!r}, {result.epsilon!r}]"
+    return text
+
+
+def _cmd_shuffle(args: argparse.Namespace) -> int:
+    names = shuffle.BOUNDS if args.bound == "all" else (args.bound,)
+    results = [shuffle.amplify(args.epsilon0, args.users, args.delta, name) for name in names]
+    inputs = _inputs(args, ("epsilon0", "users", "delta", "bound"))
+    record: dict[str, object] = {"command": "shuffle", "inputs": inputs}
+    if args.bound == "all":
+        record["results"] = [_shuffle_record(r) for r in results]
+    else:
+        record |= _shuffle_record(results[0])
+    lines = [_shuffle_line(r) for r in results]
+    if args.bound != "all":
+        lines.append(f"theorem: {results[0].theorem}")
+    head = f"shuffling n = {args.users} reports of an epsilon0 = {args.epsilon0:g} local randomizer"
+    return _emit(args, record, "\n".join([head, *lines]))
+
+
 def parse_number(
     text: str, convert: Callable[[str], float], valid: Callable[[float], bool], what: str
 ) -> Any:
@@ -435,6 +472,18 @@ def build_parser() -> argparse.ArgumentParser:
     proto.add_argument("--p", type=_unit_float, help="failure probability in τ (default 1/T)")
     proto.add_argument("--json", action="store_true", help="print one JSON object")
     proto.set_defaults(func=_cmd_protocol)
+    shuf = sub.add_parser("shuffle", help="privacy amplification by shuffling n eps0-LDP reports")
+    shuf.add_argument("--epsilon0", type=_positive_float, required=True, help="the local randomizer's ε0 > 0")
+    shuf.add_argument("--users", type=_positive_int, required=True, help="n, the number of shuffled reports")
+    shuf.add_argument("--delta", type=_unit_float, required=True, help="target δ in (0, 1)")
+    shuf.add_argument(
+        "--bound",
+        choices=(*shuffle.BOUNDS, "all"),
+        default="fmt-numerical",
+        help="which theorem (default fmt-numerical, the tightest; all: every generic bound)",
+    )
+    shuf.add_argument("--json", action="store_true", help="print one JSON object")
+    shuf.set_defaults(func=_cmd_shuffle)
     return parser
 
 
