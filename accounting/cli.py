@@ -1,7 +1,8 @@
 """The ``dp-account`` command line (also ``python -m accounting``).
 
-Subcommands ``epsilon``, ``delta``, ``rdp``, ``calibrate``, ``protocol``, ``shuffle`` and ``demo``,
-each with ``--json``. Invalid input exits with status 2 and a one-line message naming the bad option.
+Subcommands ``epsilon``, ``delta``, ``rdp``, ``calibrate``, ``protocol``, ``shuffle``,
+``shuffle-protocol`` and ``demo``, each with ``--json``. Invalid input exits with status 2 and a
+one-line message naming the bad option.
 
 ``dp-account demo`` prints, for a few target ε at one δ, the exact ε(δ) of discrete noise
 sized by the classic recipes next to what the best published closed form claims for the
@@ -24,7 +25,13 @@ from mpmath import mp
 from accounting import bounds, shuffle
 from accounting._certified import float_down, float_up
 from accounting.accountant import ROUTES, Accountant, mechanism_to_dict, noise_to_dict
-from accounting.calibration import FAMILIES, calibrate, protocol_parameters
+from accounting.calibration import (
+    FAMILIES,
+    SHUFFLE_SUM_PROTOCOLS,
+    calibrate,
+    protocol_parameters,
+    shuffle_sum_parameters,
+)
 from accounting.conversion import rdp_to_dp, zcdp_to_dp_cks
 from accounting.errors import AccountingError, ParameterError, ParameterTypeError
 from accounting.mechanisms import AdditiveNoise, DistributedSum, Mechanism
@@ -355,6 +362,32 @@ def _cmd_shuffle(args: argparse.Namespace) -> int:
     return _emit(args, record, "\n".join([head, *lines]))
 
 
+def _cmd_shuffle_protocol(args: argparse.Namespace) -> int:
+    par = shuffle_sum_parameters(
+        args.protocol, args.epsilon, args.delta, args.users, args.dimension, args.bound
+    )
+    names = ("protocol", "epsilon", "delta", "users", "dimension", "bound")
+    record: dict[str, object] = {
+        "command": "shuffle-protocol",
+        "inputs": _inputs(args, names),
+        "g": par.g,
+        "levels": par.levels,
+        "b": par.b,
+        "p": par.p,
+        "bits_per_user": par.bits,
+        "variance_bound": par.variance(),
+        "privacy": par.theorem,
+    }
+    text = (
+        f"{par.protocol}: g = {par.g}, levels = {par.levels}, b = {par.b}, p = {par.p!r}\n"
+        f"each user sends {par.bits} one-bit messages "
+        f"({par.dimension} coordinate(s) x {par.levels + par.b})\n"
+        f"error of each coordinate of the sum: unbiased, variance <= {par.variance():.6g}\n"
+        f"privacy: {par.theorem}"
+    )
+    return _emit(args, record, text)
+
+
 def parse_number(
     text: str, convert: Callable[[str], float], valid: Callable[[float], bool], what: str
 ) -> Any:
@@ -484,6 +517,17 @@ def build_parser() -> argparse.ArgumentParser:
     )
     shuf.add_argument("--json", action="store_true", help="print one JSON object")
     shuf.set_defaults(func=_cmd_shuffle)
+    sp = sub.add_parser(
+        "shuffle-protocol", help="parameters of the shuffle summation protocols (bits + binomial)"
+    )
+    sp.add_argument("--protocol", choices=SHUFFLE_SUM_PROTOCOLS, required=True, help="which protocol")
+    sp.add_argument("--epsilon", type=_positive_float, required=True, help="target ε of one call")
+    sp.add_argument("--delta", type=_unit_float, required=True, help="target δ of one call")
+    sp.add_argument("--users", type=_positive_int, required=True, help="n, users (data points) per call")
+    sp.add_argument("--dimension", type=_positive_int, default=1, help="D coordinates (default 1)")
+    sp.add_argument("--bound", type=_positive_float, default=1.0, help="B: |x| (or ||x||_2) <= B (default 1)")
+    sp.add_argument("--json", action="store_true", help="print one JSON object")
+    sp.set_defaults(func=_cmd_shuffle_protocol)
     return parser
 
 

@@ -123,3 +123,39 @@ def test_invalid_input_is_one_line_and_status_2(
     assert len(err_text.splitlines()) == 1
     assert needle in err_text
     assert "Traceback" not in err_text
+
+
+def test_shuffle_protocol_json_matches_the_library(capsys: pytest.CaptureFixture[str]) -> None:
+    from accounting.calibration import shuffle_sum_parameters
+
+    argv = "shuffle-protocol --protocol dpdpe-vector --epsilon 2 --delta 1e-5 --users 100000 --dimension 4"
+    assert main([*shlex.split(argv), "--json"]) == 0
+    record = json.loads(capsys.readouterr().out)
+    par = shuffle_sum_parameters("dpdpe-vector", 2.0, 1e-5, 100_000, 4)
+    assert (record["g"], record["b"], record["p"], record["bits_per_user"]) == (par.g, par.b, par.p, par.bits)
+    assert record["variance_bound"] == par.variance()
+    assert main(shlex.split(argv)) == 0
+    assert "one-bit messages" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("argv", "needle"),
+    [
+        ("shuffle-protocol --protocol vec --epsilon 1 --delta 1e-6 --users 10", "--protocol"),
+        ("shuffle-protocol --protocol cheu-vector --epsilon 16 --delta 1e-6 --users 10", "epsilon"),
+        (
+            "shuffle-protocol --protocol dpdpe-scalar --epsilon 1 --delta 1e-6 --users 10 --dimension 2",
+            "dimension",
+        ),
+        ("shuffle-protocol --protocol dpdpe-scalar --epsilon 1 --delta 2 --users 10", "--delta"),
+    ],
+)
+def test_shuffle_protocol_bad_input_exits_2(
+    argv: str, needle: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    try:  # argparse exits for bad syntax; library errors return 2
+        code = main(shlex.split(argv))
+    except SystemExit as err:
+        code = int(err.code or 0)
+    assert code == 2
+    assert needle in capsys.readouterr().err
