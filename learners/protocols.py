@@ -125,6 +125,13 @@ def _generator(name: str, rng: object) -> np.random.Generator:
     return rng
 
 
+def _reals(name: str, x: object, valid: str) -> FloatArray:
+    try:
+        return np.asarray(x, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise ParameterTypeError(name, x, valid) from exc
+
+
 def _describe(a: NDArray[Any]) -> str:
     return f"<array of shape {a.shape}, dtype {a.dtype}>"
 
@@ -221,10 +228,7 @@ def encode(x: ArrayLike, g: int, rng: np.random.Generator) -> NDArray[np.int64]:
     if precision > 2**53:
         raise ParameterError("g", g, "an integer in [1, 2**53] (x*g must be exact enough to round)")
     gen = _generator("rng", rng)
-    try:
-        a = np.asarray(x, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise ParameterTypeError("x", x, "an array of reals in [0, 1]") from exc
+    a = _reals("x", x, "an array of reals in [0, 1]")
     bad = ~((a >= 0) & (a <= 1))  # NaN fails both comparisons
     if bad.any():
         where = tuple(int(i) for i in np.argwhere(bad)[0])
@@ -564,10 +568,7 @@ def shuffle_sum(
     if not isinstance(params, ShuffleSumParameters):
         raise ParameterTypeError("params", params, "accounting.calibration.ShuffleSumParameters")
     gen = _generator("rng", rng)
-    try:
-        xs = np.asarray(x, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise ParameterTypeError("x", x, "an array of reals") from exc
+    xs = _reals("x", x, "an array of reals")
     n, d, bound = params.users, params.dimension, params.bound
     vector = xs.ndim == 3
     shape = f"(R, n={n})" if d == 1 else f"(R, n={n}, D={d})"
@@ -970,10 +971,7 @@ class Protocol:
         source: Randomness = gen if noise_rng is None else check_randomness(noise_rng, "noise_rng")
         if accountant is not None and not isinstance(accountant, Accountant):
             raise ParameterTypeError("accountant", accountant, "an accounting.accountant.Accountant or None")
-        try:
-            xs = np.asarray(x, dtype=np.float64)
-        except (TypeError, ValueError) as exc:
-            raise ParameterTypeError("x", x, "an array of reals in [0, 1]") from exc
+        xs = _reals("x", x, "an array of reals in [0, 1]")
         if xs.ndim not in (2, 3):
             raise ParameterError("x", _describe(xs), "values of shape (R, n) or (R, n, d)")
         repetitions, users = xs.shape[:2]
