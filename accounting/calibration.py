@@ -23,6 +23,7 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
+from typing import Any
 
 from mpmath import mp
 
@@ -490,6 +491,14 @@ def _strictly_above(x: object) -> int:
     return int(mp.floor(x)) + 1
 
 
+def _cheu_binomial(g: int, log_term: Any, eps: Any, n: int) -> tuple[int, float]:
+    """Cheu et al. 2021 Lemma 3.1: ``b`` the least integer ``> 180 g² L / (ε² n)`` and
+    ``p = 90 g² L / (b ε² n)`` (``<= 1/2``), with ``L`` the lemma's log term (mpf inputs)."""
+    scaled = g**2 * log_term / (eps**2 * n)
+    b = _strictly_above(180 * scaled)
+    return b, float(90 * scaled / b)
+
+
 def shuffle_sum_parameters(
     protocol: str,
     epsilon: float,
@@ -551,7 +560,7 @@ def shuffle_sum_parameters(
     if protocol == "dpdpe-scalar" and d != 1:
         raise ParameterError("dimension", dimension, "1 (dpdpe-scalar sums scalars)")
     with mp.workdps(50):
-        e, ln_d = mp.mpf(eps), None
+        e = mp.mpf(eps)
         if protocol == "dpdpe-scalar":
             if not (eps < 30 and dl < 0.5):
                 raise ParameterError(
@@ -561,8 +570,7 @@ def shuffle_sum_parameters(
             g = _ceil(2 * mp.mpf(bnd) * mp.sqrt(n))
             half = e / 2
             ln_d = mp.log(2 / mp.mpf(dl))
-            b = _strictly_above(180 * g**2 * ln_d / (half**2 * n))
-            p = float(90 * g**2 * ln_d / (b * half**2 * n))
+            b, p = _cheu_binomial(g, ln_d, half, n)
             levels = g
             theorem = f"({eps:g}, {dl:g})-SDP: DP-DPE Theorem C.6 (Cheu et al. 2021 Lemma 3.1 at ε/2)"
         elif protocol == "dpdpe-vector":
@@ -571,8 +579,7 @@ def shuffle_sum_parameters(
             hat = e / (18 * mp.sqrt(mp.log(2 / mp.mpf(dl))))
             ln_d = mp.log(4 * d / mp.mpf(dl))
             g = max(_ceil(hat * mp.sqrt(n) / (6 * mp.sqrt(5 * ln_d))), _ceil(mp.sqrt(d)), 10)
-            b = _strictly_above(180 * g**2 * ln_d / (hat**2 * n))
-            p = float(90 * g**2 * ln_d / (b * hat**2 * n))
+            b, p = _cheu_binomial(g, ln_d, hat, n)
             levels = g
             theorem = f"({eps:g}, {dl:g})-SDP: DP-DPE Theorem 4.6 / A.2 (Cheu et al. 2021 vector sum)"
         else:

@@ -62,18 +62,17 @@ from numpy.typing import ArrayLike, NDArray
 from accounting import bounds, conversion
 from accounting.accountant import Accountant, Event
 from accounting.calibration import ProtocolParameters, protocol_parameters
-from accounting.mechanisms import AdditiveNoise, Mechanism
+from accounting.mechanisms import AdditiveNoise, DistributedSum, Mechanism
 from accounting.noise import (
     DiscreteGaussian,
     DiscreteLaplace,
     Laplace,
     Polya,
     Skellam,
-    SumOfDiscreteGaussians,
 )
 from learners.environments import MABInstance
 from learners.errors import ParameterError, ParameterTypeError
-from learners.protocols import BIG_MODULUS, Protocol, analyze, encode, release_mechanisms
+from learners.protocols import BIG_MODULUS, Protocol, _integer, analyze, encode, release_mechanisms
 
 __all__ = [
     "ALGORITHMS",
@@ -136,12 +135,6 @@ def _real(name: str, value: object, low: float, high: float = math.inf, *, open_
         hi = f"{high:g}]" if math.isfinite(high) else "inf)"
         raise ParameterError(name, value, f"a real number in {lo}{low:g}, {hi}")
     return x
-
-
-def _int(name: str, value: object, low: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < low:
-        raise ParameterError(name, value, f"an integer >= {low}")
-    return int(value)
 
 
 @dataclass(frozen=True)
@@ -335,7 +328,7 @@ class RunResult:
     def ledger(self, batch_size: int) -> Accountant:
         """The ledger of one user of a released batch of ``batch_size``: the events of that one
         release (each user is in one batch of one arm, so this is all that user's privacy)."""
-        n = _int("batch_size", batch_size, 1)
+        n = _integer("batch_size", batch_size, 1)
         accountant = Accountant()
         for mechanism in _release_mechanisms(self.learner, n, self.horizon):
             accountant.compose(Event(mechanism, 1))
@@ -416,7 +409,7 @@ def privacy_of(learner: Learner, batch_sizes: Sequence[int], horizon: int, delta
     d = _real("delta", delta, 0.0, 1.0)
     if d >= 1:
         raise ParameterError("delta", delta, "a probability in (0, 1)")
-    sizes = tuple(sorted({_int("batch_sizes", n, 1) for n in batch_sizes}))
+    sizes = tuple(sorted({_integer("batch_sizes", n, 1) for n in batch_sizes}))
     theorem = learner.theorem
     if learner.name == "se":
         return Privacy("none", "none", math.inf, 0.0, None, (), "no privacy (non-private elimination)")
@@ -477,8 +470,14 @@ def confidence_radius(learner: Learner, active: ArrayLike, batch: int, size: int
     ``dp-se`` the radius of spec §4.7 (with ``R_e = size``).
     """
     k = np.asarray(active, dtype=np.float64)
-    hoeffding, noise = _radius_terms(learner, k, _int("batch", batch, 1), _int("size", size, 1), horizon)
-    return np.asarray(learner.crs * (np.sqrt(hoeffding / (2 * size)) + noise / size), dtype=np.float64)
+    pulls = _integer("size", size, 1)
+    hoeffding, noise = _radius_terms(learner, k, _integer("batch", batch, 1), pulls, horizon)
+    return _radius(learner.crs, hoeffding, noise, np.float64(pulls))
+
+
+def _radius(crs: float, hoeffding: FloatArray, noise: FloatArray, pulls: Any) -> FloatArray:
+    """``crs·( sqrt(L/(2 l)) + N/l )`` for ``l`` pulls with Hoeffding log term ``L`` and noise bound ``N``."""
+    return np.asarray(crs * (np.sqrt(hoeffding / (2 * pulls)) + noise / pulls), dtype=np.float64)
 
 
 def _radius_terms(
@@ -583,14 +582,10 @@ def _total_noise(learner: Learner, p: ProtocolParameters, rng: np.random.Generat
         assert isinstance(p.share, DiscreteLaplace)
         nb = Polya(p.users, math.exp(-1 / float(p.share.scale)))
         return np.asarray(nb.sample(rng, count) - nb.sample(rng, count), dtype=np.int64)
-    if isinstance(p.share, Polya):
-        # n differences of Polya(1/n, β) pairs sum to Lap_Z with decay β (Fact 1).
-        return np.asarray(DiscreteLaplace(decay=p.share.beta).sample(rng, count), dtype=np.int64)
-    if isinstance(p.share, Skellam):
-        rate1, rate2 = Fraction(p.share.mu1) * p.users, Fraction(p.share.mu2) * p.users
-        return np.asarray(Skellam.from_rates(rate1, rate2).sample(rng, count), dtype=np.int64)
-    assert isinstance(p.share, DiscreteGaussian)
-    return np.asarray(SumOfDiscreteGaussians(p.share.sigma, p.users).sample(rng, count), dtype=np.int64)
+    # Pólya(1/n, β) differences sum to Lap_Z with decay β (Fact 1), Skellam shares to the Skellam
+    # with n times the rates, discrete Gaussian shares to their n-fold sum: DistributedSum's law.
+    total = DistributedSum(p.share, p.users, p.g).total_noise
+    return np.asarray(total.sample(rng, count), dtype=np.int64)
 
 
 class _State:
@@ -627,12 +622,14 @@ class _State:
         idx = np.arange(lo, hi)
         return idx, (self.rounds[idx] - t0).astype(np.int64)
 
-    def advance(self, r: int, arms: IntArray, size: int, pulls: int, seg: _Segment, idx: IntArray) -> None:
-        gaps = self.gaps[r, arms]
-        offsets = (self.rounds[idx] - self.t[r]).astype(np.int64)
-        self.pseudo[r, idx] = self.pseudo_total[r] + _pseudo(gaps, size, offsets)
+    def advance(
+        self, r: int, arms: IntArray, size: int, pulls: int, seg: _Segment, idx: IntArray, offsets: IntArray
+    ) -> None:
+        """Record ``pulls`` rounds of blocks of ``size`` (checkpoints ``idx`` at ``offsets``)."""
+        pseudo = _pseudo(self.gaps[r, arms], size, np.append(offsets, pulls))
+        self.pseudo[r, idx] = self.pseudo_total[r] + pseudo[:-1]
         self.realized[r, idx] = self.realized_total[r] + seg.realized_at
-        self.pseudo_total[r] += float(_pseudo(gaps, size, np.array([pulls]))[0])
+        self.pseudo_total[r] += float(pseudo[-1])
         self.realized_total[r] += seg.realized
         self.t[r] += pulls
 
@@ -665,12 +662,12 @@ def _check_run(
     K = insts[0].arms
     if any(inst.arms != K for inst in insts):
         raise ParameterError("instances", [i.arms for i in insts], "instances with the same number of arms")
-    T = _int("horizon", horizon, 2)
+    T = _integer("horizon", horizon, 2)
     if T < K:
         raise ParameterError("horizon", horizon, f"an integer >= K = {K} (every arm is pulled once)")
     if not isinstance(rng, np.random.Generator):
         raise ParameterTypeError("rng", rng, "a numpy.random.Generator")
-    C = _int("checkpoints", checkpoints, 1)
+    C = _integer("checkpoints", checkpoints, 1)
     rounds = np.unique(-(-np.arange(1, min(C, T) + 1, dtype=np.int64) * T // min(C, T)))
     return insts, T, list(tapes), rounds
 
@@ -739,7 +736,7 @@ def run(
                 insts[r], gens[r], arms, size, pulls, int(st.best[r]), offsets, g, rng,
                 keep=learner.noise == "shares" and pulls == want,
             )  # fmt: skip
-            st.advance(r, arms, size, pulls, seg, idx)
+            st.advance(r, arms, size, pulls, seg, idx, offsets)
             if pulls < want:
                 st.done[r] = True  # the partial last batch: never aggregated, never released
             else:
@@ -781,7 +778,7 @@ def _finish(
         seg = _Segment(np.zeros(1), None, None, np.zeros(offsets.size), 0.0)
     else:
         seg = _segment(instance, tape, arm, remaining, remaining, int(st.best[r]), offsets, None, rng, False)
-    st.advance(r, arm, remaining, remaining, seg, idx)
+    st.advance(r, arm, remaining, remaining, seg, idx, offsets)
     st.done[r] = True
 
 
@@ -842,15 +839,14 @@ def _release(
     size = sizes.astype(np.float64)
     hoeffding, noise = _radius_terms(learner, k, b, int(sizes[0]), st.horizon)
     if learner.forgetting:
-        mu = z / size[:, None]
-        beta = learner.crs * (np.sqrt(hoeffding / (2 * size)) + noise / size)
+        sums, pulls, bound = z, size, noise
     else:
         st.z_sum[reps] += z
         st.pulls_sum[reps] += size
         st.noise_sum[reps] += noise
-        total = st.pulls_sum[reps]
-        mu = st.z_sum[reps] / total[:, None]
-        beta = learner.crs * (np.sqrt(hoeffding / (2 * total)) + st.noise_sum[reps] / total)
+        sums, pulls, bound = st.z_sum[reps], st.pulls_sum[reps], st.noise_sum[reps]
+    mu = sums / pulls[:, None]
+    beta = _radius(learner.crs, hoeffding, bound, pulls)
     lcb = np.where(active, mu - beta[:, None], -np.inf)
     keep = active & (mu + beta[:, None] >= lcb.max(axis=1, keepdims=True))
     st.active[reps] = keep

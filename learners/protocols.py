@@ -582,8 +582,9 @@ def shuffle_sum(
         )
     if params.protocol != "dpdpe-scalar" and vector:
         norms = np.sqrt((xs**2).sum(axis=2))
-        if (norms > bound * (1 + 1e-12)).any():
-            where = tuple(int(i) for i in np.argwhere(norms > bound * (1 + 1e-12))[0])
+        outside = norms > bound * (1 + 1e-12)
+        if outside.any():
+            where = tuple(int(i) for i in np.argwhere(outside)[0])
             raise ParameterError(
                 "x", f"a vector of norm {float(norms[where])!r} at {where}", f"||x||_2 <= {bound:g}"
             )
