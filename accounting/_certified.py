@@ -83,6 +83,22 @@ class Enclosure:
         v = mp.mpf(x)
         return cls(v, v)
 
+    @classmethod
+    def from_rounded_up(cls, high: float, low: float | None = None) -> Enclosure:
+        """Enclose a closed form evaluated at >= 30 digits and rounded up to a float.
+
+        ``high`` is the value (rounded up) where the upper end is wanted and ``low`` (default
+        ``high``) the one where the lower end is wanted, e.g. at a parameter rounded the other
+        way. The evaluation error is far below an ulp, so the true value lies within one float of
+        the returned one: two floats below ``low`` is a safe lower end (clipped at 0).
+        """
+        if low is None:
+            low = high
+        if math.isinf(high):
+            return cls(mp.inf if math.isinf(low) else mp.mpf(low), mp.inf)
+        lo = math.nextafter(math.nextafter(low, -math.inf), -math.inf)
+        return cls(mp.mpf(max(lo, 0.0)), mp.mpf(high))
+
     @property
     def upper(self) -> float:
         """``hi`` rounded up to a float: the value to report."""

@@ -30,7 +30,6 @@ between neighbours *under that relation*; the ledger records it so a re-accounti
 
 from __future__ import annotations
 
-import enum
 import json
 import math
 from collections.abc import Callable
@@ -45,6 +44,7 @@ from accounting import conversion
 from accounting._certified import Enclosure, float_up
 from accounting.errors import AccountingError, ParameterError, UnsupportedError
 from accounting.mechanisms import AdditiveNoise, DistributedSum, Mechanism, PureDP
+from accounting.neighbouring import Neighbouring
 from accounting.noise import (
     CenteredBinomial,
     DiscreteGaussian,
@@ -64,13 +64,6 @@ __all__ = ["ROUTES", "Accountant", "Event", "Neighbouring", "PrivacyAnswer"]
 ROUTES = ("auto", "pld", "rdp", "zcdp", "pure")
 
 _MECHANISMS = "an AdditiveNoise, a DistributedSum or a PureDP"
-
-
-class Neighbouring(enum.Enum):
-    """Which datasets are neighbours: one record replaced, or one record added or removed."""
-
-    REPLACE_ONE = "replace-one"
-    ADD_REMOVE = "add-remove"
 
 
 @dataclass(frozen=True)

@@ -34,3 +34,11 @@ class ParameterTypeError(TypeError):
 
 class UnsupportedError(AccountingError):
     """The requested guarantee cannot be certified for this mechanism or noise."""
+
+
+class UnsupportedEventError(UnsupportedError):
+    """An event the ledger cannot account (under its neighbouring relation, or by the route asked).
+
+    Raised up front by :meth:`~accounting.accountant.Accountant.compose` (see
+    :meth:`~accounting.accountant.Accountant.supports`), as ``dp_accounting`` does.
+    """

@@ -64,16 +64,7 @@ def _max(enclosures: list[Enclosure]) -> Enclosure:
     return Enclosure(max(e.lo for e in enclosures), max(e.hi for e in enclosures))
 
 
-def _from_rounded_up(value: float) -> Enclosure:
-    """Enclose a closed form that :mod:`accounting.bounds` evaluated at >= 30 digits and rounded up.
-
-    The true value lies within one float of the returned one (the evaluation error is far
-    below an ulp), so two floats below is a safe lower end.
-    """
-    if math.isinf(value):
-        return Enclosure(mp.inf, mp.inf)
-    lo = math.nextafter(math.nextafter(value, -math.inf), -math.inf)
-    return Enclosure(mp.mpf(max(lo, 0.0)), mp.mpf(value))
+_closed = Enclosure.from_rounded_up
 
 
 class Mechanism(ABC):
@@ -142,7 +133,7 @@ class AdditiveNoise(Mechanism):
         d = v.open_unit("delta", delta)
         dps = v.dps("dps", dps)
         if isinstance(self.noise, Gaussian):
-            return _from_rounded_up(
+            return _closed(
                 bounds.gaussian_epsilon_analytic(float(self.noise.sigma), d, self.sensitivity)
             )
         if isinstance(self.noise, Laplace):
@@ -153,11 +144,11 @@ class AdditiveNoise(Mechanism):
         eps = v.nonnegative("epsilon", epsilon)
         dps = v.dps("dps", dps)
         if isinstance(self.noise, Gaussian):
-            return _from_rounded_up(
+            return _closed(
                 bounds.gaussian_delta_analytic(float(self.noise.sigma), eps, self.sensitivity)
             )
         if isinstance(self.noise, Laplace):
-            return _from_rounded_up(bounds.laplace_delta(float(self.noise.scale), eps, self.sensitivity))
+            return _closed(bounds.laplace_delta(float(self.noise.scale), eps, self.sensitivity))
         return _max([hockey_stick(p, q, eps, dps) for p, q in self._pairs()])
 
     def rdp(self, alpha: float, dps: int = DEFAULT_DPS) -> Enclosure:
@@ -166,9 +157,9 @@ class AdditiveNoise(Mechanism):
         if isinstance(self.noise, Gaussian):
             if math.isinf(a):
                 return Enclosure(mp.inf, mp.inf)
-            return _from_rounded_up(bounds.gaussian_rdp(a, float(self.noise.sigma), self.sensitivity))
+            return _closed(bounds.gaussian_rdp(a, float(self.noise.sigma), self.sensitivity))
         if isinstance(self.noise, Laplace):
-            return _from_rounded_up(bounds.laplace_rdp(a, float(self.noise.scale), self.sensitivity))
+            return _closed(bounds.laplace_rdp(a, float(self.noise.scale), self.sensitivity))
         return _max([renyi(p, q, a, dps) for p, q in self._pairs()])
 
     def pure_epsilon(self, dps: int = DEFAULT_DPS) -> Enclosure:
@@ -467,7 +458,7 @@ class PureDP(Mechanism):
         v.dps("dps", dps)
         if math.isinf(a):
             return self.pure_epsilon(dps)
-        return _from_rounded_up(conversion.pure_to_rdp(self.eps, a))
+        return _closed(conversion.pure_to_rdp(self.eps, a))
 
     def pure_epsilon(self, dps: int = DEFAULT_DPS) -> Enclosure:
         """The cited ``ε``, exactly."""

@@ -846,18 +846,6 @@ def _gaussian_sigma(sigma: float, count: int) -> tuple[float, float]:
         return float_down(lower(s)), float_up(upper(s))
 
 
-def _rounded_up_enclosure(high: float, low: float) -> Enclosure:
-    """``[low - 2 ulps, high]`` for closed forms evaluated at >= 30 digits and rounded up.
-
-    As :func:`accounting.mechanisms._from_rounded_up`: the true value at the lower
-    parameter lies within one float of ``low``.
-    """
-    if math.isinf(high):
-        return Enclosure(mp.inf if math.isinf(low) else mp.mpf(low), mp.inf)
-    lo = math.nextafter(math.nextafter(low, -math.inf), -math.inf)
-    return Enclosure(mp.mpf(max(lo, 0.0)), mp.mpf(high))
-
-
 def gaussian_composition_epsilon(sigma: float, sensitivity: float, count: int, delta: float) -> Enclosure:
     """``ε(δ)`` of ``count`` Gaussian mechanisms ``N(0, σ^2)`` with ℓ2 sensitivity ``Δ``, exactly.
 
@@ -875,7 +863,7 @@ def gaussian_composition_epsilon(sigma: float, sensitivity: float, count: int, d
     s_lo, s_hi = _gaussian_sigma(s, k)
     high = bounds.gaussian_epsilon_analytic(s_lo, dl, d) if s_lo > 0 else math.inf
     low = bounds.gaussian_epsilon_analytic(s_hi, dl, d)
-    return _rounded_up_enclosure(high, low)
+    return Enclosure.from_rounded_up(high, low)
 
 
 def gaussian_composition_delta(sigma: float, sensitivity: float, count: int, epsilon: float) -> Enclosure:
@@ -887,4 +875,4 @@ def gaussian_composition_delta(sigma: float, sensitivity: float, count: int, eps
     s_lo, s_hi = _gaussian_sigma(s, k)
     high = bounds.gaussian_delta_analytic(s_lo, eps, d) if s_lo > 0 else 1.0
     low = bounds.gaussian_delta_analytic(s_hi, eps, d)
-    return _rounded_up_enclosure(min(high, 1.0), low)
+    return Enclosure.from_rounded_up(min(high, 1.0), low)

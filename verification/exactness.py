@@ -285,15 +285,6 @@ def _always(_: dict[str, Any]) -> bool:
     return True
 
 
-def _exact_rounded_up(value: float) -> Enclosure:
-    """Enclose a closed form that :mod:`accounting.bounds` evaluated at 50 digits and rounded up.
-
-    Its true value is below ``value`` by less than one ulp, so two ulps below is a safe lower end.
-    """
-    lo = math.nextafter(math.nextafter(value, -math.inf), -math.inf)
-    return Enclosure(mp.mpf(lo), mp.mpf(value))
-
-
 def _times(alpha: float, value: float) -> Mpf:
     """``α · value`` exactly (two doubles multiply exactly in 106 bits)."""
     with mp.workprec(128):
@@ -415,7 +406,7 @@ def _lemma3_reference(p: dict[str, Any]) -> Enclosure:
     value = bounds.skellam_rdp_theorem2_lemma3(
         _int(p, "alpha", 2), p["epsilon"], p["scale"], _int(p, "users")
     )
-    return _exact_rounded_up(value)
+    return Enclosure.from_rounded_up(value)
 
 
 def _headline_vs_lemma3(p: dict[str, Any], dps: int) -> tuple[Mpf, Enclosure]:
