@@ -40,6 +40,7 @@ from accounting import bounds, conversion
 from accounting._certified import Enclosure, Mpf, float_up, lower, precision, to_interval, upper
 from accounting.divergence import epsilon_for_delta, hockey_stick, renyi
 from accounting.errors import ParameterError, ParameterTypeError, UnsupportedError
+from accounting.neighbouring import Neighbouring
 from accounting.noise import (
     DEFAULT_DPS,
     CenteredBinomial,
@@ -56,7 +57,7 @@ from accounting.noise import (
     SumOfDiscreteGaussians,
 )
 
-__all__ = ["AdditiveNoise", "DistributedSum", "Mechanism", "PureDP"]
+__all__ = ["AdditiveNoise", "ApproxDP", "DistributedSum", "Mechanism", "PureDP"]
 
 
 def _max(enclosures: list[Enclosure]) -> Enclosure:
@@ -395,25 +396,32 @@ class PureDP(Mechanism):
         The cited ``ε > 0`` (finite). An ``int``, ``Fraction`` or ``mpf`` that is not a float is
         rounded *up* to one: a smaller ε would claim more privacy than the theorem gives.
     source : str
-        Where the guarantee comes from (paper and theorem), kept in the ledger. The cited ``ε``
-        must be for the neighbouring relation of the :class:`~accounting.accountant.Accountant`
-        it is composed in.
+        Where the guarantee comes from (paper and theorem), kept in the ledger.
+    neighbouring : Neighbouring or str
+        The relation the cited theorem is stated for (replace-one by default); an
+        :class:`~accounting.accountant.Accountant` under another relation refuses the event.
     """
 
     eps: float
     source: str
+    neighbouring: Neighbouring
 
-    def __init__(self, epsilon: float | Fraction, source: str) -> None:
+    def __init__(
+        self,
+        epsilon: float | Fraction,
+        source: str,
+        neighbouring: Neighbouring | str = Neighbouring.REPLACE_ONE,
+    ) -> None:
         v.positive("epsilon", epsilon)
-        if not isinstance(source, str):
-            raise ParameterTypeError("source", source, "a non-empty str naming the theorem")
-        if not source.strip():
-            raise ParameterError("source", source, "a non-empty str naming the theorem")
         object.__setattr__(self, "eps", _float_at_least(epsilon))
-        object.__setattr__(self, "source", source)
+        object.__setattr__(self, "source", _source(source))
+        object.__setattr__(self, "neighbouring", Neighbouring.parse(neighbouring))
 
     def __repr__(self) -> str:
-        return f"PureDP(epsilon={self.eps!r}, source={self.source!r})"
+        return (
+            f"PureDP(epsilon={self.eps!r}, source={self.source!r}, "
+            f"neighbouring={self.neighbouring.value!r})"
+        )
 
     def epsilon(self, delta: float, dps: int = DEFAULT_DPS) -> Enclosure:
         """The inverse of :meth:`delta`: ``ε' = ln(e^ε - δ(1 + e^ε))``, clipped at 0.
@@ -492,3 +500,115 @@ def _float_at_least(value: object) -> float:
     if as_ratio is not None and Fraction(f) < Fraction(*as_ratio()):
         f = math.nextafter(f, math.inf)
     return f
+
+
+def _source(source: object) -> str:
+    if not isinstance(source, str):
+        raise ParameterTypeError("source", source, "a non-empty str naming the theorem")
+    if not source.strip():
+        raise ParameterError("source", source, "a non-empty str naming the theorem")
+    return source
+
+
+@dataclass(frozen=True, init=False, repr=False)
+class ApproxDP(Mechanism):
+    """A mechanism known (by a cited theorem) to be ``(ε, δ)``-DP, and nothing more.
+
+    Amplification by shuffling, the shuffle summation protocols, advanced compositions and
+    returning users give such guarantees. Every answer is the worst case over all
+    ``(ε, δ)``-DP mechanisms: the pair of Kairouz, Oh & Viswanath 2015 (their Theorem 3.3's
+    ``M̃``), which with probability ``δ`` reveals the input (loss ``+∞``) and otherwise is
+    randomized response, ``P = (δ, (1-δ) e^ε/(1+e^ε), (1-δ)/(1+e^ε), 0)`` against ``Q`` its
+    reverse. Every ``(ε, δ)``-DP pair is a post-processing of it, so nothing is optimistic.
+    With ``δ = 0`` it answers exactly as :class:`PureDP`.
+
+    Parameters
+    ----------
+    epsilon : float
+        The cited ``ε >= 0`` (rounded up to a float when given as a Fraction or mpf).
+    delta : float
+        The cited ``δ ∈ [0, 1)`` (rounded up likewise).
+    source : str
+        Where the guarantee comes from, kept in the ledger.
+    neighbouring : Neighbouring or str
+        The relation of the cited theorem (replace-one by default).
+    """
+
+    eps: float
+    dlt: float
+    source: str
+    neighbouring: Neighbouring
+
+    def __init__(
+        self,
+        epsilon: float | Fraction,
+        delta: float | Fraction,
+        source: str,
+        neighbouring: Neighbouring | str = Neighbouring.REPLACE_ONE,
+    ) -> None:
+        v.nonnegative("epsilon", epsilon)
+        d = v.real("delta", delta)
+        if not 0 <= d < 1:
+            raise ParameterError("delta", delta, "a real number in [0, 1)")
+        object.__setattr__(self, "eps", _float_at_least(epsilon))
+        object.__setattr__(self, "dlt", _float_at_least(delta))
+        object.__setattr__(self, "source", _source(source))
+        object.__setattr__(self, "neighbouring", Neighbouring.parse(neighbouring))
+
+    def __repr__(self) -> str:
+        return (
+            f"ApproxDP(epsilon={self.eps!r}, delta={self.dlt!r}, source={self.source!r}, "
+            f"neighbouring={self.neighbouring.value!r})"
+        )
+
+    def delta(self, epsilon: float, dps: int = DEFAULT_DPS) -> Enclosure:
+        """``δ + (1 - δ) (e^ε - e^{ε'})_+ / (1 + e^ε)`` (KOV 2015): interval arithmetic."""
+        eps_prime = v.nonnegative("epsilon", epsilon)
+        dps = v.dps("dps", dps)
+        with precision(dps):
+            base = iv.mpf(self.dlt)
+            if eps_prime >= self.eps:
+                return Enclosure.from_interval(base)
+            e = iv.exp(iv.mpf(self.eps))
+            value = base + (1 - base) * (e - iv.exp(iv.mpf(eps_prime))) / (1 + e)
+            return Enclosure(max(mp.zero, lower(value)), min(mp.one, upper(value)))
+
+    def epsilon(self, delta: float, dps: int = DEFAULT_DPS) -> Enclosure:
+        """The inverse of :meth:`delta`: ``ln(e^ε - (δ' - δ)(1 + e^ε)/(1 - δ))``, ``∞`` for ``δ' < δ``."""
+        d = v.open_unit("delta", delta)
+        dps = v.dps("dps", dps)
+        if d < self.dlt:
+            return Enclosure(mp.inf, mp.inf)
+        with precision(dps):
+            e = iv.exp(iv.mpf(self.eps))
+            ratio = e - (iv.mpf(d) - iv.mpf(self.dlt)) * (1 + e) / (1 - iv.mpf(self.dlt))
+            if upper(ratio) <= 1:
+                return Enclosure.exact(0)
+            if lower(ratio) < 1:
+                ratio = iv.mpf([1, upper(ratio)])
+            return Enclosure.from_interval(iv.log(ratio))
+
+    def rdp(self, alpha: float, dps: int = DEFAULT_DPS) -> Enclosure:
+        """Infinite when ``δ > 0`` (the pair has an atom of loss ``+∞``); else :class:`PureDP`'s."""
+        a = v.order("alpha", alpha)
+        v.dps("dps", dps)
+        if self.dlt > 0:
+            return Enclosure(mp.inf, mp.inf)
+        if self.eps == 0:
+            return Enclosure.exact(0)
+        return PureDP(self.eps, self.source).rdp(a, dps)
+
+    def pure_epsilon(self, dps: int = DEFAULT_DPS) -> Enclosure:
+        """``ε`` when ``δ = 0``, else ``∞``."""
+        v.dps("dps", dps)
+        return Enclosure.exact(self.eps) if self.dlt == 0 else Enclosure(mp.inf, mp.inf)
+
+    def zcdp_rho(self, dps: int = DEFAULT_DPS, rtol: float = 1e-2) -> Enclosure:
+        """``ε²/2`` when ``δ = 0`` (Bun–Steinke 2016 Prop. 3.3), else ``∞``."""
+        v.dps("dps", dps)
+        v.positive("rtol", rtol)
+        if self.dlt > 0:
+            return Enclosure(mp.inf, mp.inf)
+        if self.eps == 0:
+            return Enclosure.exact(0)
+        return PureDP(self.eps, self.source).zcdp_rho(dps, rtol)
