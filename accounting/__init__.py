@@ -2,10 +2,12 @@
 
 Everything a user needs is re-exported here::
 
-    from accounting import AdditiveNoise, DistributedSum, PureDP, Skellam, DiscreteGaussian
+    from accounting import Accountant, AdditiveNoise, DistributedSum, PureDP, Skellam, calibrate
 
     mech = AdditiveNoise(Skellam(variance=100), sensitivity=1)
     float(mech.epsilon(delta=1e-5))   # certified ε, rounded up
+    Accountant("add-remove").compose(DistributedSum(Skellam(10), users=10)).epsilon(1e-6)
+    calibrate("skellam", epsilon=1, delta=1e-6, users=100)   # least noise, certified
     PureDP(0.5, "a cited theorem")    # known only to be 0.5-DP: answered for the worst case
 
 Every ε, δ or divergence is an :class:`Enclosure` ``[lo, hi]``; ``float()`` gives ``hi``
@@ -14,10 +16,19 @@ rounded up, so a reported privacy loss is never optimistic. Amplification by shu
 """
 
 from accounting import bounds, shuffle
-from accounting._certified import Enclosure
+from accounting._certified import DEFAULT_DPS, Enclosure
+from accounting.accountant import Accountant, Composed, Event, SelfComposed
+from accounting.calibration import Calibration, calibrate
 from accounting.divergence import epsilon_for_delta, hockey_stick, renyi
-from accounting.errors import AccountingError, ParameterError, ParameterTypeError, UnsupportedError
-from accounting.mechanisms import AdditiveNoise, DistributedSum, Mechanism, PureDP
+from accounting.errors import (
+    AccountingError,
+    ParameterError,
+    ParameterTypeError,
+    UnsupportedError,
+    UnsupportedEventError,
+)
+from accounting.mechanisms import AdditiveNoise, ApproxDP, DistributedSum, Mechanism, PureDP
+from accounting.neighbouring import Neighbouring
 from accounting.noise import (
     CenteredBinomial,
     ContinuousNoise,
@@ -36,30 +47,40 @@ from accounting.noise import (
 )
 
 __all__ = [
+    "DEFAULT_DPS",
+    "Accountant",
     "AccountingError",
     "AdditiveNoise",
+    "ApproxDP",
+    "Calibration",
     "CenteredBinomial",
+    "Composed",
     "ContinuousNoise",
     "DiscreteGaussian",
     "DiscreteLaplace",
     "DistributedSum",
     "Enclosure",
+    "Event",
     "Gaussian",
     "Geometric",
     "Laplace",
     "LatticeNoise",
     "Mechanism",
+    "Neighbouring",
     "NoiseDistribution",
     "ParameterError",
     "ParameterTypeError",
     "Polya",
     "PureDP",
+    "SelfComposed",
     "Shifted",
     "Skellam",
     "SumOfDiscreteGaussians",
     "SystemRandomness",
     "UnsupportedError",
+    "UnsupportedEventError",
     "bounds",
+    "calibrate",
     "epsilon_for_delta",
     "hockey_stick",
     "renyi",

@@ -10,9 +10,9 @@ smaller than the certified value, not even by one ulp.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from typing import Any, TypeAlias
 
@@ -57,16 +57,26 @@ def float_down(x: Mpf | int | float) -> float:
     return f
 
 
+#: The working precision (decimal digits) of every certified computation unless a caller asks
+#: for another: the one default of the project (mechanisms, divergences, PLDs, the Accountant,
+#: calibration).
+DEFAULT_DPS = 20
+
+
 @dataclass(frozen=True)
 class Enclosure:
-    """A certified enclosure ``lo <= value <= hi`` of a real number.
+    """A certified enclosure ``lo <= value <= hi`` of a real number: the one result type.
 
     ``float(e)`` is ``hi`` rounded up: the number to report when the quantity is a
-    privacy loss (an ε, a δ, a divergence), since it is never optimistic.
+    privacy loss (an ε, a δ, a divergence), since it is never optimistic. An answer of the
+    :class:`~accounting.accountant.Accountant` also says which ``route`` gave it and what every
+    route tried gave (``candidates``, upper ends); they take no part in equality.
     """
 
     lo: mpmath.mpf
     hi: mpmath.mpf
+    route: str = field(default="exact", compare=False)
+    candidates: Mapping[str, float] = field(default_factory=dict, compare=False, hash=False)
 
     def __post_init__(self) -> None:
         if not self.lo <= self.hi:
@@ -98,6 +108,15 @@ class Enclosure:
             return cls(mp.inf if math.isinf(low) else mp.mpf(low), mp.inf)
         lo = math.nextafter(math.nextafter(low, -math.inf), -math.inf)
         return cls(mp.mpf(max(lo, 0.0)), mp.mpf(high))
+
+    def answered(self, route: str, candidates: Mapping[str, float] | None = None) -> Enclosure:
+        """This enclosure as the answer of ``route`` (and the upper ends every route tried gave)."""
+        return replace(self, route=route, candidates=dict(candidates or {route: self.upper}))
+
+    @property
+    def value(self) -> Enclosure:
+        """Itself (the answers of older releases wrapped the enclosure in ``.value``)."""
+        return self
 
     @property
     def upper(self) -> float:
@@ -141,7 +160,8 @@ class Enclosure:
         return bool(self.lo <= value <= self.hi)
 
     def __repr__(self) -> str:
-        return f"Enclosure([{mp.nstr(self.lo, 17)}, {mp.nstr(self.hi, 17)}])"
+        where = "" if self.route == "exact" else f", route={self.route!r}"
+        return f"Enclosure([{mp.nstr(self.lo, 17)}, {mp.nstr(self.hi, 17)}]{where})"
 
 
 Number: TypeAlias = Any

@@ -1,49 +1,83 @@
-"""The :class:`Accountant`: a ledger of events, answered by the tightest route it can certify.
+"""The :class:`Accountant`: the one door every guarantee goes through.
 
-An *event* is a mechanism applied ``count`` times (what happened); the accountant decides how
-to account it (how it is accounted), following the split of Google's ``dp_accounting``.
-Routes:
+An *event* describes what happened — a mechanism (:class:`~accounting.mechanisms.AdditiveNoise`,
+:class:`~accounting.mechanisms.DistributedSum`), a cited guarantee
+(:class:`~accounting.mechanisms.PureDP`, :class:`~accounting.mechanisms.ApproxDP`), an
+:class:`Event` (a mechanism self-composed ``count`` times) or a :class:`Composed` group of
+events — and the accountant decides how to account it, following the split of Google's
+``dp_accounting`` (``DpEvent`` / ``PrivacyAccountant``). What it cannot account under its
+neighbouring relation it refuses up front (:meth:`Accountant.supports`,
+:class:`~accounting.errors.UnsupportedEventError`).
+
+**Neighbouring relation.** Every event is accounted under the ledger's relation
+(:class:`~accounting.neighbouring.Neighbouring`; replace-one by default, where
+``dp_accounting`` defaults to add-or-remove): each mechanism is asked through
+:meth:`~accounting.mechanisms.Mechanism.under`, which gives its worst pairs under that relation
+(a distributed sum under add-remove loses the removed user's noise share too), and a cited
+guarantee is accepted only under the relation of its theorem.
+
+**Routes.** Every answer is a certified :class:`~accounting._certified.Enclosure` that names its
+route:
 
 ``"pld"``
-    exact privacy-loss distributions: one lattice mechanism is answered exactly
-    (:mod:`accounting.divergence`), one :class:`~accounting.mechanisms.PureDP` by its own
-    worst-case profile; compositions of symmetric lattice mechanisms by certified PLD
-    convolution (:mod:`accounting.pld`); compositions of Gaussian mechanisms exactly (the
-    composition is again a Gaussian mechanism). A composition involving a ``PureDP`` is not
-    accounted by this route.
+    exact privacy-loss distributions: one event once is answered exactly
+    (:mod:`accounting.divergence`, or the cited guarantee's worst-case pair); compositions of
+    Gaussian mechanisms exactly (they are again a Gaussian mechanism); compositions of symmetric
+    log-concave lattice mechanisms by certified PLD convolution (:mod:`accounting.pld`).
 ``"rdp"``
-    exact Rényi curves summed over the events (the tight worst-case curve for a ``PureDP``),
-    converted by Lemma 10 (Canonne–Kamath–Steinke 2020 / Balle et al. 2020) optimised over
-    real orders.
+    exact Rényi curves summed over the events, converted by Lemma 10 (Canonne–Kamath–Steinke
+    2020 / Balle et al. 2020) optimised over real orders.
 ``"zcdp"``
-    ρ of each event summed (``ε²/2`` for a ``PureDP``), converted by the CKS optimal conversion.
+    ρ of each event summed, converted by the CKS optimal conversion.
 ``"pure"``
-    pure ε summed (only when every event has one; a ``PureDP`` always has).
+    pure ε summed (only when every event has one).
+``"published"`` or ``"published:<name>"``
+    the closed form of a paper (:data:`PUBLISHED`), each event by the named bound (or by the
+    first that applies to it), cited guarantees by their cited values: the guarantee a theorem
+    states, which the exact routes never exceed.
 ``"auto"``
-    the smallest certified upper bound among the routes that apply (PLD when it applies, else
-    RDP and pure), and the answer says which route won.
+    the smallest certified upper bound among the exact routes that apply; the answer says
+    which won and what each gave (``candidates``).
 
-The neighbouring relation is explicit (:class:`Neighbouring`; replace-one by default). For the
-additive mechanisms here it fixes what ``sensitivity`` means: the largest change of the query
-between neighbours *under that relation*; the ledger records it so a re-accounting uses the same.
+Cited ``(ε_i, δ_i)`` guarantees with ``δ_i > 0`` have no Rényi, zCDP or pure form: the routes other
+than ``"pld"`` account them by basic composition (Dwork et al. 2006; Dwork & Roth 2014,
+Thm 3.16), ``ε = ε_rest(δ - Σδ_i) + Σε_i``.
+
+**One composition.** Every sum of the ledger — pure ε, ρ, RDP curves at an order, the ε and δ of
+basic composition — is :func:`accounting.composition.sum_up`: summed exactly and rounded up once
+(:meth:`Accountant.pure_epsilon`, :meth:`Accountant.rho`, :meth:`Accountant.rdp` expose them).
 """
 
 from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable
-from dataclasses import dataclass, field, fields
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, fields
 from fractions import Fraction
-from typing import Any
+from typing import Any, Literal
 
 from mpmath import mp
 
 from accounting import _validate as v
-from accounting import conversion
-from accounting._certified import Enclosure, float_up
-from accounting.errors import AccountingError, ParameterError, UnsupportedError
-from accounting.mechanisms import AdditiveNoise, DistributedSum, Mechanism, PureDP
+from accounting import bounds, conversion
+from accounting._certified import DEFAULT_DPS, Enclosure, float_down
+from accounting.composition import RdpCurve, sum_up
+from accounting.errors import (
+    AccountingError,
+    ParameterError,
+    ParameterTypeError,
+    UnsupportedError,
+    UnsupportedEventError,
+)
+from accounting.mechanisms import (
+    AdditiveNoise,
+    AddRemoveSum,
+    ApproxDP,
+    DistributedSum,
+    Mechanism,
+    PureDP,
+)
 from accounting.neighbouring import Neighbouring
 from accounting.noise import (
     CenteredBinomial,
@@ -59,75 +93,239 @@ from accounting.noise import (
     SumOfDiscreteGaussians,
 )
 
-__all__ = ["ROUTES", "Accountant", "Event", "Neighbouring", "PrivacyAnswer"]
+__all__ = [
+    "PUBLISHED",
+    "ROUTES",
+    "Accountant",
+    "Composed",
+    "Event",
+    "Neighbouring",
+    "PrivacyAnswer",
+    "PublishedBound",
+    "SelfComposed",
+    "event_from_dict",
+    "event_to_dict",
+]
 
-ROUTES = ("auto", "pld", "rdp", "zcdp", "pure")
+ROUTES = ("auto", "pld", "rdp", "zcdp", "pure", "published")
+"""The routes; ``"published:<name>"`` selects one bound of :data:`PUBLISHED`."""
 
-_MECHANISMS = "an AdditiveNoise, a DistributedSum or a PureDP"
+#: The answer of the Accountant is an :class:`Enclosure` (its ``route`` and ``candidates`` say how).
+PrivacyAnswer = Enclosure
+
+_EVENTS = "an AdditiveNoise, DistributedSum, PureDP, ApproxDP, Event or Composed"
 
 
 @dataclass(frozen=True)
 class Event:
-    """A mechanism applied ``count`` times (adaptively composed)."""
+    """A mechanism applied ``count`` times, adaptively (``dp_accounting``'s ``SelfComposedDpEvent``)."""
 
     mechanism: Mechanism
     count: int = 1
 
     def __post_init__(self) -> None:
-        if not isinstance(self.mechanism, AdditiveNoise | DistributedSum | PureDP):
-            raise ParameterError("mechanism", self.mechanism, _MECHANISMS)
+        if not isinstance(self.mechanism, Mechanism) or isinstance(self.mechanism, AddRemoveSum):
+            raise ParameterTypeError("mechanism", self.mechanism, _EVENTS)
         object.__setattr__(self, "count", v.integer("count", self.count, minimum=1))
 
 
-@dataclass(frozen=True)
-class PrivacyAnswer:
-    """A certified answer, the route that gave it, and what every route tried gave.
+SelfComposed = Event
 
-    ``float(answer)`` is the upper end of ``value`` rounded up.
+
+@dataclass(frozen=True, init=False)
+class Composed:
+    """Events run one after another, adaptively (``dp_accounting``'s ``ComposedDpEvent``)."""
+
+    events: tuple[Mechanism | Event | Composed, ...]
+
+    def __init__(self, events: Iterable[Mechanism | Event | Composed]) -> None:
+        items = tuple(events)
+        for i, e in enumerate(items):
+            if not isinstance(e, Mechanism | Event | Composed):
+                raise ParameterTypeError(f"events[{i}]", e, _EVENTS)
+        object.__setattr__(self, "events", items)
+
+
+EventLike = Mechanism | Event | Composed
+
+
+def flatten(event: object, count: int = 1) -> list[Event]:
+    """The ledger entries of ``event`` run ``count`` times (a :class:`Composed` group repeated
+    ``count`` times is its members each ``count`` times more: the order of adaptive composition
+    does not change any route's answer)."""
+    k = v.integer("count", count, minimum=1)
+    if isinstance(event, Event):
+        return [Event(event.mechanism, event.count * k)]
+    if isinstance(event, Composed):
+        return [Event(e.mechanism, e.count * k) for item in event.events for e in flatten(item)]
+    if isinstance(event, Mechanism) and not isinstance(event, AddRemoveSum):
+        return [Event(event, k)]
+    raise ParameterTypeError("event", event, _EVENTS)
+
+
+# -- published closed forms -------------------------------------------------------------------
+
+Notion = Literal["rdp-integer", "zcdp", "pure"]
+
+
+@dataclass(frozen=True)
+class PublishedBound:
+    """A closed form a paper proves for a family of mechanisms, selectable as a route.
+
+    ``value(mechanism, alpha)`` is an upper bound (a float rounded up) on the mechanism's RDP at
+    the integer order ``alpha`` (``notion == "rdp-integer"``), its ρ (``"zcdp"``) or its pure ε
+    (``"pure"``; ``alpha`` is then ``None``). Parameters that a closed form needs as floats are
+    rounded toward less noise (a larger bound).
     """
 
-    value: Enclosure
-    route: str
-    candidates: dict[str, float] = field(default_factory=dict)
-
-    def __float__(self) -> float:
-        return self.value.upper
-
-
-def _central(mechanism: Mechanism) -> AdditiveNoise:
-    if isinstance(mechanism, DistributedSum):
-        return mechanism.mechanism
-    assert isinstance(mechanism, AdditiveNoise)
-    return mechanism
+    name: str
+    citation: str
+    notion: Notion
+    applies: Callable[[Mechanism], bool]
+    value: Callable[[Mechanism, int | None], float]
 
 
-def _noise(mechanism: Mechanism) -> NoiseDistribution | None:
-    """The noise of the central mechanism; ``None`` for a :class:`PureDP` (it has none)."""
-    return None if isinstance(mechanism, PureDP) else _central(mechanism).noise
+def _central_noise(m: Mechanism) -> tuple[NoiseDistribution, float] | None:
+    if isinstance(m, DistributedSum):
+        try:
+            return m.total_noise, m.sensitivity
+        except UnsupportedError:
+            return None
+    if isinstance(m, AdditiveNoise):
+        return m.noise, m.sensitivity
+    return None
 
 
-def _accounted(mechanism: Mechanism) -> Mechanism:
-    """The mechanism asked the per-event questions: the central one, or a ``PureDP`` itself."""
-    return mechanism if isinstance(mechanism, PureDP) else _central(mechanism)
+def _noise_is(
+    kind: type[NoiseDistribution], extra: Callable[[Any], bool] = lambda _: True
+) -> Callable[[Mechanism], bool]:
+    def applies(m: Mechanism) -> bool:
+        central = _central_noise(m)
+        return central is not None and isinstance(central[0], kind) and extra(central[0])
+
+    return applies
+
+
+def _noise(m: Mechanism) -> Any:
+    central = _central_noise(m)
+    assert central is not None
+    return central[0]
+
+
+def _sens(m: Mechanism) -> Any:
+    central = _central_noise(m)
+    assert central is not None
+    return central[1]
+
+
+def _down(x: float | Fraction) -> float:
+    """A parameter as a float rounded down (less noise: a larger bound)."""
+    if isinstance(x, Fraction):
+        with mp.workdps(40):
+            exact = mp.mpf(x.numerator) / x.denominator
+            f = float_down(exact)
+            # mpf division rounds to nearest at 40 digits: step down if the float may exceed x.
+            return f if Fraction(f) <= x else math.nextafter(f, -math.inf)
+    return float(x)
+
+
+def _skellam_symmetric(n: Skellam) -> bool:
+    return Fraction(n.mu1) == Fraction(n.mu2) and n.offset == 0
+
+
+PUBLISHED: dict[str, PublishedBound] = {
+    b.name: b
+    for b in (
+        PublishedBound(
+            "skellam-akl",
+            "Agarwal, Kairouz & Liu 2021 (Skellam mechanism) RDP bound; Lemma 3 of the distributed "
+            "MAB paper, at integer orders",
+            "rdp-integer",
+            _noise_is(Skellam, _skellam_symmetric),
+            lambda m, a: bounds.skellam_rdp_akl(
+                int(a or 2), _down(Fraction(_noise(m).mu1) * 2), int(_sens(m))
+            ),
+        ),
+        PublishedBound(
+            "ddg-kls",
+            "Kairouz, Liu & Steinke 2021 Prop. 13 (sum of discrete Gaussians); Lemma 4 of the "
+            "distributed MAB paper",
+            "zcdp",
+            _noise_is(SumOfDiscreteGaussians),
+            lambda m, _: bounds.sum_discrete_gaussians_rho_kls(
+                _down(_noise(m).sigma), _noise(m).count, int(_sens(m))
+            ),
+        ),
+        PublishedBound(
+            "discrete-gaussian-cks",
+            "Canonne, Kamath & Steinke 2020 Thm 14: ρ = Δ²/(2σ²)",
+            "zcdp",
+            _noise_is(DiscreteGaussian),
+            lambda m, _: bounds.discrete_gaussian_rho_cks(_down(_noise(m).sigma), int(_sens(m))),
+        ),
+        PublishedBound(
+            "gaussian",
+            "Mironov 2017 Prop. 7: ρ = Δ²/(2σ²)",
+            "zcdp",
+            _noise_is(Gaussian),
+            lambda m, _: bounds.gaussian_rdp(2.0, _down(_noise(m).sigma), float(_sens(m))) / 2,
+        ),
+        PublishedBound(
+            "discrete-laplace",
+            "the discrete Laplace mechanism: ε = Δ/b (Ghosh, Roughgarden & Sundararajan 2009)",
+            "pure",
+            _noise_is(DiscreteLaplace),
+            lambda m, _: float(AdditiveNoise(_noise(m), _sens(m)).pure_epsilon().upper),
+        ),
+        PublishedBound(
+            "laplace",
+            "the Laplace mechanism: ε = Δ/b (Dwork, McSherry, Nissim & Smith 2006)",
+            "pure",
+            _noise_is(Laplace),
+            lambda m, _: bounds.laplace_pure_epsilon(_down(_noise(m).scale), float(_sens(m))),
+        ),
+    )
+}
+"""Published closed forms, by route name (``route="published:<name>"``)."""
+
+
+def _route_name(route: object) -> str:
+    if isinstance(route, str):
+        if route in ROUTES:
+            return route
+        if route.startswith("published:") and route.split(":", 1)[1] in PUBLISHED:
+            return route
+    valid = ", ".join(ROUTES) + ", or published:<" + "|".join(PUBLISHED) + ">"
+    raise ParameterError("route", route, "one of " + valid)
+
+
+# -- the accountant ---------------------------------------------------------------------------
 
 
 class Accountant:
-    """Composes events and answers ``epsilon(delta)`` and ``delta(epsilon)``.
+    """Composes events and answers ``epsilon(delta)`` and ``delta(epsilon)``, certified.
 
     Parameters
     ----------
-    neighbouring : Neighbouring
-        The neighbouring relation the events' sensitivities refer to (recorded in the ledger).
+    neighbouring : Neighbouring or str
+        The relation every event is accounted under (``"replace-one"`` by default; the
+        sensitivities of additive-noise events are stated for it).
     dps : int
-        Working precision of the exact computations.
+        Working precision of the exact computations (the project's one default).
+
+    Examples
+    --------
+    >>> from accounting import Accountant, AdditiveNoise, Gaussian
+    >>> float(Accountant().compose(AdditiveNoise(Gaussian(1.0)), 10).epsilon(1e-5))  # doctest: +SKIP
     """
 
-    def __init__(self, neighbouring: Neighbouring = Neighbouring.REPLACE_ONE, dps: int = 20) -> None:
-        if not isinstance(neighbouring, Neighbouring):
-            raise ParameterError("neighbouring", neighbouring, "a Neighbouring member")
-        self.neighbouring = neighbouring
+    def __init__(
+        self, neighbouring: Neighbouring | str = Neighbouring.REPLACE_ONE, dps: int = DEFAULT_DPS
+    ) -> None:
+        self.neighbouring = Neighbouring.parse(neighbouring)
         self.dps = v.dps("dps", dps)
         self._events: list[Event] = []
+        self._views: list[Mechanism] = []
 
     # -- the ledger ---------------------------------------------------------------------
     @property
@@ -135,170 +333,244 @@ class Accountant:
         """The events composed so far, in order."""
         return tuple(self._events)
 
-    def compose(self, mechanism: Mechanism | Event, count: int = 1) -> Accountant:
-        """Record ``mechanism`` applied ``count`` more times; returns ``self`` for chaining."""
-        event = mechanism if isinstance(mechanism, Event) else Event(mechanism, count)
-        self._events.append(event)
+    def _views_of(self, entries: list[Event]) -> list[Mechanism]:
+        views = []
+        for e in entries:
+            try:
+                views.append(e.mechanism.under(self.neighbouring))
+            except UnsupportedEventError:
+                raise
+            except UnsupportedError as err:
+                raise UnsupportedEventError(str(err)) from None
+        return views
+
+    def _check_ledger(self, events: list[Event], views: list[Mechanism]) -> None:
+        alone = [i for i, m in enumerate(views) if isinstance(m, AddRemoveSum)]
+        if alone and (len(events) > 1 or events[0].count > 1):
+            raise UnsupportedEventError(
+                "a distributed sum under add-remove can be accounted only as a single release: "
+                "removing a user also removes a noise share, its pairs have no certified dominating "
+                "pair (PLD) or Rényi tail bound here, so a composition with it is refused"
+            )
+
+    def supports(self, event: object, count: int = 1) -> bool:
+        """Whether :meth:`compose` would accept ``event`` (under this ledger's relation)."""
+        try:
+            entries = flatten(event, count)
+            views = self._views_of(entries)
+            self._check_ledger(self._events + entries, self._views + views)
+        except (UnsupportedError, ParameterError, TypeError):
+            return False
+        return True
+
+    def compose(self, event: EventLike, count: int = 1) -> Accountant:
+        """Record ``event`` run ``count`` more times; returns ``self`` for chaining.
+
+        Raises
+        ------
+        UnsupportedEventError
+            When the event cannot be accounted under this ledger's relation (nothing is recorded).
+        """
+        entries = flatten(event, count)
+        views = self._views_of(entries)
+        self._check_ledger(self._events + entries, self._views + views)
+        self._events.extend(entries)
+        self._views.extend(views)
         return self
 
+    # -- the ledger's sums (one composition code path) -----------------------------------
+    def pure_epsilon(self) -> float:
+        """``Σ count·ε_i`` of the events' pure ε, summed exactly and rounded up (``inf`` if any has none)."""
+        return sum_up((e.count, m.pure_epsilon(self.dps).hi) for e, m in self._pairs())
+
+    def rho(self) -> float:
+        """``Σ count·ρ_i`` (zCDP), summed exactly and rounded up (``inf`` if any event is not zCDP)."""
+        return sum_up((e.count, m.zcdp_rho(self.dps).hi) for e, m in self._pairs())
+
+    def rdp(self, alpha: float) -> float:
+        """``Σ count·D_α`` of the events at order ``alpha``, summed exactly and rounded up."""
+        return self._rdp_curve(self._pairs()).at(v.order("alpha", alpha))
+
+    def _pairs(self) -> list[tuple[Event, Mechanism]]:
+        return list(zip(self._events, self._views, strict=True))
+
     # -- answers ------------------------------------------------------------------------
-    def epsilon(self, delta: float, route: str = "auto") -> PrivacyAnswer:
+    def epsilon(self, delta: float, route: str = "auto") -> Enclosure:
         """The smallest certified ε with the composition ``(ε, δ)``-DP, by ``route``."""
         d = v.open_unit("delta", delta)
-        return self._answer(route, lambda r: self._epsilon_by(r, d))
+        return self._answer(_route_name(route), d, True)
 
-    def delta(self, epsilon: float, route: str = "auto") -> PrivacyAnswer:
+    def delta(self, epsilon: float, route: str = "auto") -> Enclosure:
         """The smallest certified δ with the composition ``(ε, δ)``-DP, by ``route``."""
         e = v.nonnegative("epsilon", epsilon)
-        return self._answer(route, lambda r: self._delta_by(r, e))
+        return self._answer(_route_name(route), e, False)
 
-    def _answer(self, route: str, by: Callable[[str], Enclosure]) -> PrivacyAnswer:
-        if route not in ROUTES:
-            raise ParameterError("route", route, "one of " + ", ".join(ROUTES))
+    def _answer(self, route: str, at: float, want_epsilon: bool) -> Enclosure:
         if not self._events:
-            return PrivacyAnswer(Enclosure.exact(0), route if route != "auto" else "pure", {})
+            return Enclosure.exact(0).answered("pure" if route == "auto" else route)
         if route != "auto":
-            value = by(route)
-            return PrivacyAnswer(value, route, {route: value.upper})
+            return self._by(route, at, want_epsilon).answered(route)
         tried: dict[str, Enclosure] = {}
         order = ["pld", "pure"] if self._pld_applies() else ["rdp", "pure"]
+        reasons = []
         for name in order:
             try:
-                tried[name] = by(name)
-            except UnsupportedError:
-                continue
-        if not tried:  # pragma: no cover - rdp applies to every supported event
-            raise UnsupportedError("no route can account this ledger")
+                tried[name] = self._by(name, at, want_epsilon)
+            except UnsupportedError as err:
+                reasons.append(f"{name}: {err}")
+        if not tried:
+            raise UnsupportedError("no route can account this ledger (" + "; ".join(reasons) + ")")
         best = min(tried, key=lambda k: tried[k].hi)
-        return PrivacyAnswer(tried[best], best, {k: e.upper for k, e in tried.items()})
+        return tried[best].answered(best, {k: e.upper for k, e in tried.items()})
+
+    def _by(self, route: str, at: float, want_epsilon: bool) -> Enclosure:
+        """The answer of one route, with cited ``(ε, δ)`` guarantees by basic composition."""
+        pairs = self._pairs()
+        if route == "pld" and self._single():
+            m = pairs[0][1]
+            try:
+                return m.epsilon(at, self.dps) if want_epsilon else m.delta(at, self.dps)
+            except UnsupportedError:
+                # Too wide for the exact single-shot sum (a huge discrete Laplace scale): the grid
+                # PLD has closed-form atoms for it.
+                if not _symmetric_lattice(m):
+                    raise
+        approx = [(e, m) for e, m in pairs if isinstance(m, ApproxDP) and m.dlt > 0]
+        rest = [(e, m) for e, m in pairs if not (isinstance(m, ApproxDP) and m.dlt > 0)]
+        if not approx:
+            return self._route(route, rest, at, want_epsilon)
+        eps_c = sum_up((e.count, m.eps) for e, m in approx if isinstance(m, ApproxDP))
+        dlt_c = sum_up((e.count, m.dlt) for e, m in approx if isinstance(m, ApproxDP))
+        if want_epsilon:
+            left = _subtract_down(at, dlt_c)
+            if left <= 0:
+                raise UnsupportedError(
+                    f"the cited (ε, δ) guarantees already spend δ = {dlt_c!r} >= {at!r} (basic composition)"
+                )
+            inner = self._route(route, rest, left, True) if rest else Enclosure.exact(0)
+            return Enclosure(inner.lo, mp.mpf(sum_up([inner.hi, eps_c])))
+        left_eps = _subtract_down(at, eps_c)
+        if left_eps < 0:
+            raise UnsupportedError(
+                f"the cited (ε, δ) guarantees already spend ε = {eps_c!r} > {at!r} (basic composition)"
+            )
+        inner = self._route(route, rest, left_eps, False) if rest else Enclosure.exact(0)
+        return Enclosure(inner.lo, mp.mpf(min(1.0, sum_up([inner.hi, dlt_c]))))
+
+    def _route(
+        self, route: str, pairs: list[tuple[Event, Mechanism]], at: float, want_epsilon: bool
+    ) -> Enclosure:
+        if route == "pure":
+            total = sum_up((e.count, m.pure_epsilon(self.dps).hi) for e, m in pairs)
+            if math.isinf(total):
+                raise UnsupportedError("an event has no pure-DP guarantee")
+            return _pure_answer(total, at, want_epsilon)
+        if route == "zcdp":
+            rho = sum_up((e.count, m.zcdp_rho(self.dps).hi) for e, m in pairs)
+            if math.isinf(rho):
+                raise UnsupportedError("an event is not zCDP (its D_α/α is unbounded)")
+            return _zcdp_answer(rho, at, want_epsilon)
+        if route == "rdp":
+            curve = self._rdp_curve(pairs)
+            return _rdp_answer(curve, at, want_epsilon, self._search(pairs))
+        if route == "pld":
+            return self._pld(pairs, at, want_epsilon)
+        return self._published(route, pairs, at, want_epsilon)
 
     # -- routes -------------------------------------------------------------------------
     def _single(self) -> bool:
-        """Whether the ledger is one mechanism applied once."""
         return len(self._events) == 1 and self._events[0].count == 1
 
     def _pld_applies(self) -> bool:
         if self._single():
             return True
-        if all(isinstance(_noise(e.mechanism), Gaussian) for e in self._events):
+        views = [m for m in self._views if not (isinstance(m, ApproxDP) and m.dlt > 0)]
+        if views and all(isinstance(_noise_of(m), Gaussian) for m in views):
             return True
-        return all(self._symmetric_lattice(e) for e in self._events)
+        return bool(views) and all(_symmetric_lattice(m) for m in views)
+
+    def _rdp_curve(self, pairs: list[tuple[Event, Mechanism]]) -> RdpCurve:
+        terms = [RdpCurve.from_function(_RdpOf(m, self.dps)).scale(e.count) for e, m in pairs]
+        total = terms[0]
+        for t in terms[1:]:
+            total = total + t
+        return total
 
     @staticmethod
-    def _symmetric_lattice(event: Event) -> bool:
-        noise = _noise(event.mechanism)
-        return isinstance(noise, LatticeNoise) and noise.symmetric and noise.log_concave
-
-    def _gaussian_sigma(self) -> float | None:
-        """The σ of the single Gaussian mechanism (sensitivity 1) equal to the whole ledger."""
-        if not all(isinstance(_noise(e.mechanism), Gaussian) for e in self._events):
-            return None
-        mechs = [(_central(e.mechanism), e.count) for e in self._events]
-        with mp.workdps(50):
-            # The losses add: μ² = Σ k Δ²/σ². Round σ_eff = 1/μ down (less noise is pessimistic).
-            mu2 = mp.fsum(k * (mp.mpf(m.sensitivity) / _sigma(m.noise)) ** 2 for m, k in mechs)
-            sigma = 1 / mp.sqrt(mu2)
-            f = float(sigma)
-            return math.nextafter(f, 0.0) if mp.mpf(f) > sigma else f
-
-    def _epsilon_by(self, route: str, delta: float) -> Enclosure:
-        if route == "pure":
-            return self._pure_total()
-        if route == "pld":
-            return self._pld(lambda p: p.epsilon(delta), lambda m: m.epsilon(delta, self.dps), delta=delta)
-        if route == "zcdp":
-            rho = self._rho_total()
-            return _rounded(conversion.zcdp_to_dp_cks(rho, delta))
-        if route == "rdp":
-            eps, _ = conversion.optimize_rdp_order(self._rdp_curve, delta, **self._search())
-            return _rounded(eps)
-        raise ParameterError("route", route, "one of " + ", ".join(ROUTES))  # pragma: no cover
-
-    def _delta_by(self, route: str, epsilon: float) -> Enclosure:
-        if route == "pure":
-            total = self._pure_total()
-            if total.hi <= epsilon:
-                return Enclosure.exact(0)
-            raise UnsupportedError(f"the pure route certifies δ = 0 only for ε >= {total.upper}")
-        if route == "pld":
-            return self._pld(
-                lambda p: p.delta(epsilon), lambda m: m.delta(epsilon, self.dps), epsilon=epsilon
-            )
-        if route == "zcdp":
-            return _rounded(conversion.zcdp_delta_cks(self._rho_total(), epsilon))
-        if route == "rdp":
-            value, _ = conversion.optimize_rdp_order_delta(self._rdp_curve, epsilon, **self._search())
-            return _rounded(value)
-        raise ParameterError("route", route, "one of " + ", ".join(ROUTES))  # pragma: no cover
-
-    def _pure_total(self) -> Enclosure:
-        with mp.workdps(40):
-            parts = [e.count * _accounted(e.mechanism).pure_epsilon(self.dps).hi for e in self._events]
-            total = mp.fsum(parts)
-        if mp.isinf(total):
-            raise UnsupportedError("an event has no pure-DP guarantee")
-        return Enclosure(mp.zero, mp.mpf(float_up(total))) if total else Enclosure.exact(0)
-
-    def _rho_total(self) -> float:
-        with mp.workdps(40):
-            total = mp.fsum(e.count * _accounted(e.mechanism).zcdp_rho(self.dps).hi for e in self._events)
-            if mp.isinf(total):
-                raise UnsupportedError("an event is not zCDP (its D_α/α is unbounded)")
-            return float_up(total)
-
-    def _rdp_curve(self, alpha: float) -> float:
-        """The summed exact RDP curve at ``alpha``, rounded up (``inf`` where it cannot be computed)."""
-        try:
-            parts = [e.count * _accounted(e.mechanism).rdp(alpha, self.dps).hi for e in self._events]
-        except UnsupportedError:
-            return math.inf  # an order too large to sum exactly: the optimiser moves elsewhere
-        with mp.workdps(40):
-            return float_up(mp.fsum(parts))
-
-    def _search(self) -> dict[str, Any]:
+    def _search(pairs: list[tuple[Event, Mechanism]]) -> dict[str, Any]:
         """How hard the RDP route searches orders: closed forms are cheap, exact lattice sums are not.
 
         For lattice noise the orders stop at 256 (sums get costly beyond) and the search is coarse
         (24 grid points, refinement to 1e-4): any order gives a valid bound, so this only costs a
-        little tightness, which the PLD route does not lose. A ``PureDP`` curve is a closed form.
+        little tightness, which the PLD route does not lose.
         """
         closed = all(
-            isinstance(e.mechanism, PureDP) or isinstance(_noise(e.mechanism), Gaussian | Laplace)
-            for e in self._events
+            isinstance(m, PureDP | ApproxDP) or isinstance(_noise_of(m), Gaussian | Laplace) for _, m in pairs
         )
         if closed:
             return {"alpha_max": 1e6}
         return {"alpha_max": 256.0, "grid_points": 24, "rtol": 1e-4}
 
-    def _pld(
-        self,
-        on_pld: Callable[[Any], Enclosure],
-        single: Callable[[Mechanism], Enclosure],
-        *,
-        delta: float | None = None,
-        epsilon: float | None = None,
-    ) -> Enclosure:
-        if self._single():
-            try:
-                return single(_accounted(self._events[0].mechanism))
-            except UnsupportedError:
-                # Too wide for the exact single-shot sum (a huge discrete Laplace scale): the
-                # grid PLD has closed-form atoms for it, so fall through to it when it applies.
-                if not self._symmetric_lattice(self._events[0]):
-                    raise
-        sigma = self._gaussian_sigma()
-        if sigma is not None:
-            mech = AdditiveNoise(Gaussian(sigma), 1.0)
-            return mech.epsilon(delta) if delta is not None else mech.delta(epsilon if epsilon else 0.0)
-        if not all(self._symmetric_lattice(e) for e in self._events):
+    def _pld(self, pairs: list[tuple[Event, Mechanism]], at: float, want_epsilon: bool) -> Enclosure:
+        if all(isinstance(_noise_of(m), Gaussian) for _, m in pairs):
+            lo, hi = bounds.gaussian_equivalent_sigma(
+                (float(m.noise.sigma), float(m.sensitivity), e.count)
+                for e, m in pairs
+                if isinstance(m, AdditiveNoise) and isinstance(m.noise, Gaussian)
+            )
+            if want_epsilon:
+                high = bounds.gaussian_epsilon_analytic(lo, at) if lo > 0 else math.inf
+                return Enclosure.from_rounded_up(high, bounds.gaussian_epsilon_analytic(hi, at))
+            high_d = bounds.gaussian_delta_analytic(lo, at) if lo > 0 else 1.0
+            return Enclosure.from_rounded_up(min(high_d, 1.0), bounds.gaussian_delta_analytic(hi, at))
+        if not all(_symmetric_lattice(m) for _, m in pairs):
             raise UnsupportedError(
                 "the PLD route needs symmetric log-concave lattice noise (one dominating pair) "
-                "or Gaussian mechanisms only (a PureDP only when it is the whole ledger, once)"
+                "or Gaussian mechanisms only (a cited guarantee only when it is the whole ledger, once)"
             )
-        from accounting import pld  # type: ignore[attr-defined,unused-ignore]
+        from accounting import pld
 
-        dist = pld.compose_mechanisms([(e.mechanism, e.count) for e in self._events], dps=self.dps)
-        return on_pld(dist)
+        dist = pld.compose_mechanisms([(m, e.count) for e, m in pairs], dps=self.dps)
+        return dist.epsilon(at) if want_epsilon else dist.delta(at)
+
+    def _published(
+        self, route: str, pairs: list[tuple[Event, Mechanism]], at: float, want_epsilon: bool
+    ) -> Enclosure:
+        name = route.split(":", 1)[1] if ":" in route else None
+        pure: list[tuple[int, float]] = []
+        rhos: list[tuple[int, float]] = []
+        curves: list[RdpCurve] = []
+        for e, m in pairs:
+            if isinstance(m, PureDP | ApproxDP):
+                pure.append((e.count, m.eps))
+                curves.append(RdpCurve.from_pure(m.eps).scale(e.count))
+                continue
+            chosen = [PUBLISHED[name]] if name else list(PUBLISHED.values())
+            bound = next((b for b in chosen if b.applies(m)), None)
+            if bound is None:
+                raise UnsupportedError(
+                    f"no published bound{' ' + repr(name) if name else ''} applies to {e.mechanism!r}"
+                )
+            if bound.notion == "pure":
+                eps = bound.value(m, None)
+                pure.append((e.count, eps))
+                curves.append(RdpCurve.from_pure(eps).scale(e.count))
+            elif bound.notion == "zcdp":
+                rho = bound.value(m, None)
+                rhos.append((e.count, rho))
+                curves.append(RdpCurve.from_zcdp(rho).scale(e.count))
+            else:
+                curves.append(
+                    RdpCurve.from_function(_PublishedRdp(bound, m), integer_only=True).scale(e.count)
+                )
+        if len(pure) == len(pairs):
+            return _pure_answer(sum_up(pure), at, want_epsilon)
+        if len(rhos) == len(pairs):
+            return _zcdp_answer(sum_up(rhos), at, want_epsilon)
+        total = curves[0]
+        for c in curves[1:]:
+            total = total + c
+        return _rdp_answer(total, at, want_epsilon, {"alpha_min": 2.0} if total.integer_only else {})
 
     # -- serialization ------------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
@@ -315,26 +587,30 @@ class Accountant:
         return json.dumps(self.to_dict(), indent=indent)
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Accountant:
+    def from_dict(cls, data: object) -> Accountant:
         """Rebuild an accountant from :meth:`to_dict` output (validating everything)."""
+        if not isinstance(data, dict):
+            raise ParameterError("ledger", data, "a JSON object (dpcert-ledger/1)")
         if data.get("format") != "dpcert-ledger/1":
             raise ParameterError("format", data.get("format"), "'dpcert-ledger/1'")
-        try:
-            acc = cls(Neighbouring(data["neighbouring"]), data.get("dps", 20))
-        except ValueError as err:
-            if isinstance(err, AccountingError):
-                raise
-            raise ParameterError(
-                "neighbouring", data.get("neighbouring"), "'replace-one' or 'add-remove'"
-            ) from None
-        for item in data["events"]:
+        acc = cls(Neighbouring.parse(data.get("neighbouring")), data.get("dps", DEFAULT_DPS))
+        events = data.get("events")
+        if not isinstance(events, list):
+            raise ParameterError("events", events, "a list of {count, mechanism} objects")
+        for i, item in enumerate(events):
+            if not isinstance(item, dict) or set(item) != {"count", "mechanism"}:
+                raise ParameterError(f"events[{i}]", item, "an object with exactly 'count' and 'mechanism'")
             acc.compose(mechanism_from_dict(item["mechanism"]), item["count"])
         return acc
 
     @classmethod
     def from_json(cls, text: str) -> Accountant:
         """Inverse of :meth:`to_json`."""
-        return cls.from_dict(json.loads(text))
+        try:
+            data = json.loads(text)
+        except (json.JSONDecodeError, RecursionError) as err:
+            raise ParameterError("ledger", text[:40], f"JSON text ({type(err).__name__})") from None
+        return cls.from_dict(data)
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Accountant):
@@ -347,17 +623,67 @@ class Accountant:
         return f"Accountant({self.neighbouring.value}, {len(self._events)} events)"
 
 
-def _sigma(noise: NoiseDistribution) -> Any:
-    assert isinstance(noise, Gaussian)
-    return mp.mpf(float(noise.sigma))
+# -- helpers of the routes ------------------------------------------------------------------
 
 
-def _rounded(value: float) -> Enclosure:
-    """A bound from a conversion: certified from above only (its lower end is 0)."""
+def _noise_of(m: Mechanism) -> NoiseDistribution | None:
+    return m.noise if isinstance(m, AdditiveNoise) else None
+
+
+def _symmetric_lattice(m: Mechanism) -> bool:
+    noise = _noise_of(m)
+    return isinstance(noise, LatticeNoise) and noise.symmetric and noise.log_concave
+
+
+def _subtract_down(a: float, b: float) -> float:
+    """``a - b`` rounded down (what is left of a budget: never more than there is)."""
+    return float_down(mp.mpf(a) - mp.mpf(b)) if a != b else 0.0
+
+
+def _pure_answer(total: float, at: float, want_epsilon: bool) -> Enclosure:
+    if want_epsilon:
+        return Enclosure(mp.zero, mp.mpf(total)) if total else Enclosure.exact(0)
+    if total <= at:
+        return Enclosure.exact(0)
+    raise UnsupportedError(f"the pure route certifies δ = 0 only for ε >= {total!r}")
+
+
+def _zcdp_answer(rho: float, at: float, want_epsilon: bool) -> Enclosure:
+    value = conversion.zcdp_to_dp_cks(rho, at) if want_epsilon else conversion.zcdp_delta_cks(rho, at)
     return Enclosure(mp.zero, mp.mpf(value))
 
 
-# -- (de)serialization of noise and mechanisms --------------------------------------------
+def _rdp_answer(curve: RdpCurve, at: float, want_epsilon: bool, search: dict[str, Any]) -> Enclosure:
+    value = curve.epsilon(at, **search) if want_epsilon else curve.delta(at, **search)
+    return Enclosure(mp.zero, mp.mpf(value))
+
+
+@dataclass(frozen=True)
+class _RdpOf:
+    """One event's exact RDP at an order, rounded up (``inf`` where the exact sum is refused)."""
+
+    mechanism: Mechanism
+    dps: int
+
+    def __call__(self, alpha: float) -> float:
+        try:
+            return self.mechanism.rdp(alpha, self.dps).upper
+        except UnsupportedEventError:
+            raise
+        except UnsupportedError:
+            return math.inf  # an order too large to sum exactly: the optimiser moves elsewhere
+
+
+@dataclass(frozen=True)
+class _PublishedRdp:
+    bound: PublishedBound
+    mechanism: Mechanism
+
+    def __call__(self, alpha: float) -> float:
+        return self.bound.value(self.mechanism, int(alpha))
+
+
+# -- (de)serialization of noise, mechanisms and events ----------------------------------------
 
 _NOISE_TYPES: dict[str, type[NoiseDistribution]] = {
     cls.__name__: cls
@@ -383,7 +709,10 @@ def _encode(value: object) -> object:
 
 def _decode(value: object) -> object:
     if isinstance(value, dict) and set(value) == {"fraction"}:
-        return Fraction(str(value["fraction"]))
+        try:
+            return Fraction(str(value["fraction"]))
+        except (ValueError, ZeroDivisionError):
+            raise ParameterError("fraction", value["fraction"], "a fraction 'p/q'") from None
     return value
 
 
@@ -395,8 +724,10 @@ def noise_to_dict(noise: NoiseDistribution) -> dict[str, Any]:
     return {"type": name} | {f.name: _encode(getattr(noise, f.name)) for f in fields(noise)}  # type: ignore[arg-type]
 
 
-def noise_from_dict(data: dict[str, Any]) -> NoiseDistribution:
+def noise_from_dict(data: object) -> NoiseDistribution:
     """Inverse of :func:`noise_to_dict`."""
+    if not isinstance(data, dict):
+        raise ParameterError("noise", data, "an object with a 'type'")
     kind = data.get("type")
     if kind not in _NOISE_TYPES:
         raise ParameterError("type", kind, "one of " + ", ".join(sorted(_NOISE_TYPES)))
@@ -412,11 +743,13 @@ def noise_from_dict(data: dict[str, Any]) -> NoiseDistribution:
             return Geometric(params["beta"])
         return _NOISE_TYPES[kind](**params)
     except (KeyError, TypeError) as err:
+        if isinstance(err, AccountingError | ParameterTypeError):
+            raise
         raise ParameterError("noise", data, f"the fields of {kind} ({err})") from None
 
 
 def mechanism_to_dict(mechanism: Mechanism) -> dict[str, Any]:
-    """A mechanism as plain data."""
+    """A mechanism or cited guarantee as plain data."""
     if isinstance(mechanism, AdditiveNoise):
         return {
             "type": "AdditiveNoise",
@@ -431,19 +764,71 @@ def mechanism_to_dict(mechanism: Mechanism) -> dict[str, Any]:
             "sensitivity": mechanism.sensitivity,
         }
     if isinstance(mechanism, PureDP):
-        return {"type": "PureDP", "epsilon": mechanism.eps, "source": mechanism.source}
-    raise ParameterError("mechanism", mechanism, _MECHANISMS)
+        return {
+            "type": "PureDP",
+            "epsilon": mechanism.eps,
+            "source": mechanism.source,
+            "neighbouring": mechanism.neighbouring.value,
+        }
+    if isinstance(mechanism, ApproxDP):
+        return {
+            "type": "ApproxDP",
+            "epsilon": mechanism.eps,
+            "delta": mechanism.dlt,
+            "source": mechanism.source,
+            "neighbouring": mechanism.neighbouring.value,
+        }
+    raise ParameterError("mechanism", mechanism, _EVENTS)
 
 
-def mechanism_from_dict(data: dict[str, Any]) -> Mechanism:
+_FIELDS = {
+    "AdditiveNoise": {"type", "noise", "sensitivity"},
+    "DistributedSum": {"type", "share", "users", "sensitivity"},
+    "PureDP": {"type", "epsilon", "source", "neighbouring"},
+    "ApproxDP": {"type", "epsilon", "delta", "source", "neighbouring"},
+}
+
+
+def mechanism_from_dict(data: object) -> Mechanism:
     """Inverse of :func:`mechanism_to_dict`."""
+    if not isinstance(data, dict):
+        raise ParameterError("mechanism", data, "an object with a 'type'")
     kind = data.get("type")
+    if kind not in _FIELDS:
+        raise ParameterError("type", kind, "one of " + ", ".join(repr(k) for k in _FIELDS))
+    required = _FIELDS[kind] - {"neighbouring"}
+    if not required <= set(data) or not set(data) <= _FIELDS[kind]:
+        raise ParameterError("mechanism", data, f"the fields of {kind} ({', '.join(sorted(_FIELDS[kind]))})")
+    relation = data.get("neighbouring", Neighbouring.REPLACE_ONE.value)
     if kind == "AdditiveNoise":
         return AdditiveNoise(noise_from_dict(data["noise"]), data["sensitivity"])
     if kind == "DistributedSum":
         return DistributedSum(noise_from_dict(data["share"]), data["users"], data["sensitivity"])
     if kind == "PureDP":
-        if not {"epsilon", "source"} <= set(data):
-            raise ParameterError("mechanism", data, "the fields of PureDP (epsilon, source)")
-        return PureDP(data["epsilon"], data["source"])
-    raise ParameterError("type", kind, "'AdditiveNoise', 'DistributedSum' or 'PureDP'")
+        return PureDP(data["epsilon"], data["source"], relation)
+    return ApproxDP(data["epsilon"], data["delta"], data["source"], relation)
+
+
+def event_to_dict(event: EventLike) -> dict[str, Any]:
+    """Any event as plain data: a mechanism, a self-composed :class:`Event`, a :class:`Composed` group."""
+    if isinstance(event, Event):
+        return {"type": "SelfComposed", "count": event.count, "event": mechanism_to_dict(event.mechanism)}
+    if isinstance(event, Composed):
+        return {"type": "Composed", "events": [event_to_dict(e) for e in event.events]}
+    return mechanism_to_dict(event)
+
+
+def event_from_dict(data: object, _depth: int = 0) -> EventLike:
+    """Inverse of :func:`event_to_dict`."""
+    if _depth > 64:
+        raise ParameterError("events", "...", "at most 64 levels of nested Composed events")
+    if isinstance(data, dict) and data.get("type") == "SelfComposed":
+        if set(data) != {"type", "count", "event"}:
+            raise ParameterError("event", data, "the fields of SelfComposed (count, event)")
+        return Event(mechanism_from_dict(data["event"]), data["count"])
+    if isinstance(data, dict) and data.get("type") == "Composed":
+        items = data.get("events")
+        if set(data) != {"type", "events"} or not isinstance(items, list):
+            raise ParameterError("event", data, "the fields of Composed (events: a list)")
+        return Composed(event_from_dict(e, _depth + 1) for e in items)
+    return mechanism_from_dict(data)

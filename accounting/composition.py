@@ -24,6 +24,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from fractions import Fraction
 
+import mpmath
 from mpmath import iv, mp
 
 from accounting import _validate as v
@@ -48,6 +49,7 @@ __all__ = [
     "compose_zcdp",
     "returning_users_approx_dp",
     "returning_users_rdp",
+    "sum_up",
 ]
 
 _DPS = 50
@@ -82,16 +84,37 @@ def _pair(index: int, pair: object) -> tuple[float, float]:
     )
 
 
-def _exact_sum_up(values: Iterable[float | tuple[int, float]]) -> float:
-    """``Σ values`` (an item ``(c, x)`` counts ``c · x``) exactly, rounded up to a float.
+def _fraction(x: object) -> Fraction | None:
+    """``x`` (int, float, Fraction or mpf) as an exact Fraction; ``None`` for ``+inf``."""
+    if isinstance(x, mpmath.mpf):
+        if mp.isinf(x) and x > 0:
+            return None
+        sign, man, exp, _ = x._mpf_
+        value = Fraction(int(man)) * (Fraction(2) ** int(exp))
+        return -value if sign else value
+    if isinstance(x, float) and math.isinf(x) and x > 0:
+        return None
+    if isinstance(x, int | float | Fraction):
+        return Fraction(x)
+    raise ParameterError("value", x, "an int, float, Fraction or mpf")
 
-    Sums of floats are exact rationals; summing them in fixed-precision arithmetic can drop a
-    tiny term (``1 + 1e-309`` at 50 digits is 1) and then round *down*.
+
+def sum_up(values: Iterable[object]) -> float:
+    """``Σ values`` summed exactly and rounded up to a float once: the one sum of the ledger.
+
+    An item ``(c, x)`` counts ``c · x``. Items are ints, floats, Fractions or mpfs, each taken
+    exactly (an mpf is a binary number: no rounding); ``+inf`` makes the sum ``inf``. Summing
+    in fixed-precision arithmetic instead can drop a tiny term (``1 + 1e-300`` at 50 digits is
+    1) and then round *down*: every composition in this project (pure ε, ρ, RDP curves, basic
+    composition of δ) goes through here.
     """
     total = Fraction(0)
     for item in values:
         c, x = item if isinstance(item, tuple) else (1, item)
-        total += c * Fraction(x)
+        value = _fraction(x)
+        if value is None:
+            return math.inf
+        total += int(c) * value
     try:
         f = float(total)  # correctly rounded to nearest
     except OverflowError:
@@ -99,6 +122,8 @@ def _exact_sum_up(values: Iterable[float | tuple[int, float]]) -> float:
     if Fraction(f) < total:
         f = math.nextafter(f, math.inf)
     return f
+
+
 
 
 # --------------------------------------------------------------------------------------------
@@ -123,7 +148,7 @@ def compose_pure(epsilons: Iterable[float]) -> float:
         ``Σ ε_i``, rounded up.
     """
     values = [v.nonnegative(f"epsilons[{i}]", e) for i, e in enumerate(epsilons)]
-    return _exact_sum_up(values)
+    return sum_up(values)
 
 
 def compose_approx(pairs: Iterable[tuple[float, float]]) -> tuple[float, float]:
@@ -143,7 +168,7 @@ def compose_approx(pairs: Iterable[tuple[float, float]]) -> tuple[float, float]:
         ``(ε, δ)``, both rounded up.
     """
     values = [_pair(i, p) for i, p in enumerate(pairs)]
-    return _exact_sum_up(e for e, _ in values), min(1.0, _exact_sum_up(d for _, d in values))
+    return sum_up(e for e, _ in values), min(1.0, sum_up(d for _, d in values))
 
 
 def compose_zcdp(rhos: Iterable[float]) -> float:
@@ -163,7 +188,7 @@ def compose_zcdp(rhos: Iterable[float]) -> float:
         ``Σ ρ_i``, rounded up.
     """
     values = [v.nonnegative(f"rhos[{i}]", r) for i, r in enumerate(rhos)]
-    return _exact_sum_up(values)
+    return sum_up(values)
 
 
 # --------------------------------------------------------------------------------------------
@@ -532,7 +557,7 @@ class RdpCurve:
         values = [(t.count, t.value(a)) for t in self.terms]
         if any(math.isinf(x) for _, x in values):
             return math.inf
-        return _exact_sum_up(values)
+        return sum_up(values)
 
     def _range(self, alpha_max: float) -> float:
         return min(alpha_max, self.max_order)
@@ -544,20 +569,39 @@ class RdpCurve:
         alpha_min: float = 1 + 1e-6,
         alpha_max: float = 1e6,
         conversion: Conversion = "cks",
+        grid_points: int = 161,
+        rtol: float = 1e-14,
     ) -> float:
         """ε at ``δ`` by :func:`accounting.conversion.optimize_rdp_order` (Lemma 10 by default).
 
         Orders are real unless :attr:`integer_only`; the range is cut at :attr:`max_order`.
+        ``grid_points`` and ``rtol`` set how hard the orders are searched (fewer for a costly
+        curve: any order is valid, only tightness varies).
         """
         eps, _ = optimize_rdp_order(
-            self.at, delta, alpha_min, self._range(alpha_max), self.integer_only, conversion
+            self.at,
+            delta,
+            alpha_min,
+            self._range(alpha_max),
+            self.integer_only,
+            conversion,
+            grid_points,
+            rtol,
         )
         return eps
 
-    def delta(self, epsilon: float, *, alpha_min: float = 1 + 1e-6, alpha_max: float = 1e6) -> float:
+    def delta(
+        self,
+        epsilon: float,
+        *,
+        alpha_min: float = 1 + 1e-6,
+        alpha_max: float = 1e6,
+        grid_points: int = 161,
+        rtol: float = 1e-14,
+    ) -> float:
         """δ at ``ε`` by :func:`accounting.conversion.optimize_rdp_order_delta` (CKS 2020 Prop. 12)."""
         dlt, _ = optimize_rdp_order_delta(
-            self.at, epsilon, alpha_min, self._range(alpha_max), self.integer_only
+            self.at, epsilon, alpha_min, self._range(alpha_max), self.integer_only, grid_points, rtol
         )
         return dlt
 
@@ -674,4 +718,4 @@ def returning_users_rdp(per_batch_rho: float, batches: int, delta: float) -> flo
     r = v.nonnegative("per_batch_rho", per_batch_rho)
     b = v.integer("batches", batches, minimum=1)
     dlt = v.open_unit("delta", delta)
-    return zcdp_to_dp_cks(_exact_sum_up([(b, r)]), dlt)
+    return zcdp_to_dp_cks(sum_up([(b, r)]), dlt)

@@ -39,7 +39,7 @@ from accounting import _validate as v
 from accounting import bounds, conversion
 from accounting._certified import Enclosure, Mpf, float_up, lower, precision, to_interval, upper
 from accounting.divergence import epsilon_for_delta, hockey_stick, renyi
-from accounting.errors import ParameterError, ParameterTypeError, UnsupportedError
+from accounting.errors import ParameterError, ParameterTypeError, UnsupportedError, UnsupportedEventError
 from accounting.neighbouring import Neighbouring
 from accounting.noise import (
     DEFAULT_DPS,
@@ -57,7 +57,7 @@ from accounting.noise import (
     SumOfDiscreteGaussians,
 )
 
-__all__ = ["AdditiveNoise", "ApproxDP", "DistributedSum", "Mechanism", "PureDP"]
+__all__ = ["AddRemoveSum", "AdditiveNoise", "ApproxDP", "DistributedSum", "Mechanism", "PureDP"]
 
 
 def _max(enclosures: list[Enclosure]) -> Enclosure:
@@ -90,6 +90,17 @@ class Mechanism(ABC):
     @abstractmethod
     def zcdp_rho(self, dps: int = DEFAULT_DPS, rtol: float = 1e-2) -> Enclosure:
         """``ρ = sup_{α > 1} D_α / α`` (zero-concentrated DP), ``inf`` where unbounded."""
+
+    def under(self, neighbouring: Neighbouring | str) -> Mechanism:
+        """The mechanism whose answers are this one's under ``neighbouring``.
+
+        Itself where the relation does not change the worst pair (additive noise, whose
+        sensitivity is stated for the relation); a view with the relation's own pairs where it
+        does (a distributed sum under add-remove); a cited guarantee refuses a relation other than
+        its theorem's with :class:`~accounting.errors.UnsupportedEventError`.
+        """
+        Neighbouring.parse(neighbouring)
+        return self
 
 
 @dataclass(frozen=True)
@@ -336,11 +347,28 @@ class DistributedSum(Mechanism):
         """The distribution of the sum of all users' shares."""
         n = self.users
         share = self.share
+        if isinstance(share, Polya) and Fraction(share.r) * n != 1:
+            raise UnsupportedError(
+                f"Polya shares sum to a discrete Laplace only when r * users == 1 exactly; got "
+                f"r={share.r!r}, users={n} (pass r as fractions.Fraction(1, users))"
+            )
+        return self.noise_of(n)
+
+    def noise_of(self, users: int) -> LatticeNoise:
+        """The distribution of the sum of ``users`` shares (``1 <= users``), exactly.
+
+        ``users`` Pólya ``(r, β)`` differences are the difference of two negative binomials
+        ``NB(users·r, β)``: the discrete Laplace when ``users·r = 1`` (Fact 1); other counts have
+        no exact law here (:class:`~accounting.errors.UnsupportedError`).
+        """
+        n = v.integer("users", users, minimum=1)
+        share = self.share
         if isinstance(share, Polya):
             if Fraction(share.r) * n != 1:
                 raise UnsupportedError(
-                    f"Polya shares sum to a discrete Laplace only when r * users == 1 exactly; got "
-                    f"r={share.r!r}, users={n} (pass r as fractions.Fraction(1, users))"
+                    f"the sum of {n} Pólya({share.r!r}, β) differences is a difference of two "
+                    f"NB({Fraction(share.r) * n}, β), which has no exact law here (only r·users = 1: "
+                    "the discrete Laplace)"
                 )
             return DiscreteLaplace(decay=share.beta)
         if isinstance(share, Skellam):
@@ -358,8 +386,14 @@ class DistributedSum(Mechanism):
 
     @property
     def mechanism(self) -> AdditiveNoise:
-        """The equivalent central mechanism: the sum plus the total noise."""
+        """The equivalent central mechanism: the sum plus the total noise (replace-one)."""
         return AdditiveNoise(self.total_noise, self.sensitivity)
+
+    def under(self, neighbouring: Neighbouring | str) -> Mechanism:
+        """Replace-one: the central mechanism. Add-remove: the pairs of :class:`AddRemoveSum`."""
+        if Neighbouring.parse(neighbouring) is Neighbouring.REPLACE_ONE:
+            return self.mechanism
+        return AddRemoveSum(self)
 
     def epsilon(self, delta: float, dps: int = DEFAULT_DPS) -> Enclosure:
         return self.mechanism.epsilon(delta, dps)
@@ -422,6 +456,9 @@ class PureDP(Mechanism):
             f"PureDP(epsilon={self.eps!r}, source={self.source!r}, "
             f"neighbouring={self.neighbouring.value!r})"
         )
+
+    def under(self, neighbouring: Neighbouring | str) -> Mechanism:
+        return _cited_under(self, self.neighbouring, neighbouring)
 
     def epsilon(self, delta: float, dps: int = DEFAULT_DPS) -> Enclosure:
         """The inverse of :meth:`delta`: ``ε' = ln(e^ε - δ(1 + e^ε))``, clipped at 0.
@@ -502,6 +539,15 @@ def _float_at_least(value: object) -> float:
     return f
 
 
+def _cited_under(mechanism: Mechanism, own: Neighbouring, asked: Neighbouring | str) -> Mechanism:
+    if Neighbouring.parse(asked) is not own:
+        raise UnsupportedEventError(
+            f"{mechanism!r} is cited for the {own.value} relation and cannot be accounted under "
+            f"{Neighbouring.parse(asked).value} (restate the theorem for that relation)"
+        )
+    return mechanism
+
+
 def _source(source: object) -> str:
     if not isinstance(source, str):
         raise ParameterTypeError("source", source, "a non-empty str naming the theorem")
@@ -561,6 +607,9 @@ class ApproxDP(Mechanism):
             f"neighbouring={self.neighbouring.value!r})"
         )
 
+    def under(self, neighbouring: Neighbouring | str) -> Mechanism:
+        return _cited_under(self, self.neighbouring, neighbouring)
+
     def delta(self, epsilon: float, dps: int = DEFAULT_DPS) -> Enclosure:
         """``δ + (1 - δ) (e^ε - e^{ε'})_+ / (1 + e^ε)`` (KOV 2015): interval arithmetic."""
         eps_prime = v.nonnegative("epsilon", epsilon)
@@ -612,3 +661,87 @@ class ApproxDP(Mechanism):
         if self.eps == 0:
             return Enclosure.exact(0)
         return PureDP(self.eps, self.source).zcdp_rho(dps, rtol)
+
+
+#: The most neighbouring pairs an :class:`AddRemoveSum` computes (two per shift ``0..Δ``).
+MAX_ADD_REMOVE_PAIRS = 130
+
+
+@dataclass(frozen=True)
+class AddRemoveSum(Mechanism):
+    """A :class:`DistributedSum` under the add-remove relation: a removed user takes their share along.
+
+    With ``X_m`` the sum of ``m`` shares, the larger dataset has ``n = users`` participants and
+    the smaller ``n - 1``. Removing a user whose value is ``x`` (``|x| <= Δ``) turns
+    ``S + x + X_n`` into ``S + X_{n-1}``, so the pairs are ``(X_n + k, X_{n-1})`` (remove) and
+    ``(X_{n-1} + k, X_n)`` (add, after the shift ``y -> k - y`` for symmetric noise) for
+    ``k = 0..Δ`` (``-Δ..Δ`` for asymmetric noise): the variances differ, so ``k = 0`` already
+    leaks, and no single pair is known to dominate the others; every one is computed and the
+    worst taken. ``δ(ε)`` and ``ε(δ)`` are exact (certified window sums). The two laws have
+    different tails, so the privacy loss is unbounded (no pure ε, no zCDP), and the Rényi
+    divergence of such a pair has no certified tail bound here: :meth:`rdp` is refused, and so
+    is composition by the PLD route (no dominating pair is certified).
+    """
+
+    sum: DistributedSum
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.sum, DistributedSum):
+            raise ParameterTypeError("sum", self.sum, "a DistributedSum")
+        if self.sum.users < 2:
+            raise UnsupportedEventError(
+                f"users={self.sum.users} under add-remove: removing the only user leaves no noise at all"
+            )
+        try:
+            self.sum.noise_of(self.sum.users - 1)
+        except UnsupportedError as err:
+            raise UnsupportedEventError(f"{self.sum!r} under add-remove: {err}") from None
+        if 2 * len(self._shifts()) > MAX_ADD_REMOVE_PAIRS:
+            raise UnsupportedEventError(
+                f"sensitivity={self.sum.sensitivity} under add-remove needs "
+                f"{2 * len(self._shifts())} neighbouring pairs (at most {MAX_ADD_REMOVE_PAIRS} are computed)"
+            )
+
+    def _shifts(self) -> list[int]:
+        d = int(self.sum.sensitivity)
+        symmetric = self.sum.noise_of(self.sum.users).symmetric
+        return list(range(0, d + 1)) if symmetric else list(range(-d, d + 1))
+
+    def pairs(self) -> list[tuple[LatticeNoise, LatticeNoise]]:
+        """Every neighbouring pair ``(P, Q)``: removals, then additions."""
+        large = self.sum.noise_of(self.sum.users)
+        small = self.sum.noise_of(self.sum.users - 1)
+        ks = self._shifts()
+        removals: list[tuple[LatticeNoise, LatticeNoise]] = [(Shifted(large, k), small) for k in ks]
+        return removals + [(Shifted(small, k), large) for k in ks]
+
+    def epsilon(self, delta: float, dps: int = DEFAULT_DPS) -> Enclosure:
+        d = v.open_unit("delta", delta)
+        dps = v.dps("dps", dps)
+        return _max([epsilon_for_delta(p, q, d, dps) for p, q in self.pairs()])
+
+    def delta(self, epsilon: float, dps: int = DEFAULT_DPS) -> Enclosure:
+        eps = v.nonnegative("epsilon", epsilon)
+        dps = v.dps("dps", dps)
+        return _max([hockey_stick(p, q, eps, dps) for p, q in self.pairs()])
+
+    def rdp(self, alpha: float, dps: int = DEFAULT_DPS) -> Enclosure:
+        v.order("alpha", alpha)
+        v.dps("dps", dps)
+        if math.isinf(alpha):
+            return self.pure_epsilon(dps)
+        raise UnsupportedEventError(
+            "the Rényi divergence of a distributed sum under add-remove (X_n + k against X_{n-1}) "
+            "has no certified tail bound here: ask for ε(δ) of a single release"
+        )
+
+    def pure_epsilon(self, dps: int = DEFAULT_DPS) -> Enclosure:
+        """``∞``: the sums of ``n`` and ``n - 1`` shares have different tails."""
+        v.dps("dps", dps)
+        return Enclosure(mp.inf, mp.inf)
+
+    def zcdp_rho(self, dps: int = DEFAULT_DPS, rtol: float = 1e-2) -> Enclosure:
+        """``∞``: ``D_α`` of laws with different tails grows faster than ``α`` (or is infinite)."""
+        v.dps("dps", dps)
+        v.positive("rtol", rtol)
+        return Enclosure(mp.inf, mp.inf)

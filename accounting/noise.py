@@ -41,6 +41,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from accounting import _exact
 from accounting import _validate as v
+from accounting._certified import DEFAULT_DPS as DEFAULT_DPS
 from accounting._certified import (
     Enclosure,
     Interval,
@@ -62,10 +63,6 @@ from accounting.errors import ParameterError, UnsupportedError
 Param = float | Fraction
 IntArray = NDArray[np.int64]
 FloatArray = NDArray[np.float64]
-
-#: Default working precision (decimal digits) of the exact methods.
-DEFAULT_DPS = 30
-
 
 def _param(name: str, value: object, *, positive: bool = True) -> Param:
     """Validate a real parameter, keeping an exact Fraction as a Fraction."""

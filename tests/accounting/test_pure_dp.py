@@ -32,7 +32,7 @@ from accounting import (
 )
 from accounting._certified import float_down, float_up
 from accounting.accountant import Accountant, Event, mechanism_from_dict, mechanism_to_dict
-from accounting.calibration import protocol_parameters
+from accounting.calibration import Variant, protocol_parameters
 from accounting.composition import advanced_composition_kov, advanced_composition_kov_delta
 
 Mpf = Any
@@ -181,7 +181,7 @@ def test_non_float_epsilon_is_rounded_up() -> None:
 
 def test_composition_with_a_distributed_sum_by_the_pure_route() -> None:
     """PureDP(0.3) twice plus the 0.5-DP Pólya distributed sum of Theorem 1: ε = 0.6 + 0.5."""
-    p = protocol_parameters(1, 0.5, 64, 10**6)
+    p = protocol_parameters(Variant.POLYA_SHARES, 0.5, 64, 10**6)
     assert p.share is not None
     dsum = DistributedSum(p.share, 64, p.g)
     acc = Accountant().compose(PureDP(0.3, SOURCE), 2).compose(dsum)
@@ -236,7 +236,12 @@ def test_auto_prefers_rdp_for_a_long_composition() -> None:
 
 def test_ledger_round_trip() -> None:
     mech = PureDP(0.3, SOURCE)
-    assert mechanism_to_dict(mech) == {"type": "PureDP", "epsilon": 0.3, "source": SOURCE}
+    assert mechanism_to_dict(mech) == {
+        "type": "PureDP",
+        "epsilon": 0.3,
+        "source": SOURCE,
+        "neighbouring": "replace-one",
+    }
     assert mechanism_from_dict(mechanism_to_dict(mech)) == mech
     acc = Accountant().compose(mech, 2).compose(AdditiveNoise(Gaussian(3.0))).compose(Event(PureDP(1.0, "x")))
     back = Accountant.from_json(acc.to_json())
