@@ -26,14 +26,14 @@ from __future__ import annotations
 
 import math
 import numbers
-import struct
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from fractions import Fraction
 
 from mpmath import iv, mp
 
 from accounting import _validate as v
 from accounting._certified import Mpf, float_down, float_up, lower, precision, upper
+from accounting._search import smallest
 from accounting.errors import ParameterError
 
 __all__ = [
@@ -404,37 +404,6 @@ def gaussian_delta_analytic(sigma: float, epsilon: float, sensitivity: float = 1
         return float_up(delta)
 
 
-_BITS = struct.Struct("<d")
-_INTS = struct.Struct("<q")
-
-
-def _float_to_ordinal(x: float) -> int:
-    """Bit pattern of a float ``>= 0``: monotone, and consecutive floats are consecutive ints."""
-    (i,) = _INTS.unpack(_BITS.pack(x))
-    return int(i)
-
-
-def _ordinal_to_float(i: int) -> float:
-    (x,) = _BITS.unpack(_INTS.pack(i))
-    return float(x)
-
-
-def _smallest_float(pred: Callable[[float], bool], lo: float, hi: float) -> float:
-    """Smallest float ``f ∈ (lo, hi]`` with ``pred(f)``, for a monotone predicate.
-
-    Requires ``0 <= lo < hi``, ``pred(lo)`` false and ``pred(hi)`` true. Bisection on the bit
-    patterns (at most 64 steps) returns the exact smallest float, with no tolerance to choose.
-    """
-    i_lo, i_hi = _float_to_ordinal(lo), _float_to_ordinal(hi)
-    while i_hi - i_lo > 1:
-        mid = (i_lo + i_hi) // 2
-        if pred(_ordinal_to_float(mid)):
-            i_hi = mid
-        else:
-            i_lo = mid
-    return _ordinal_to_float(i_hi)
-
-
 # δ is compared with the target shrunk by this relative margin, far above the ~1e-30 relative
 # error of the evaluation, so a returned parameter satisfies δ <= target even at higher precision.
 _MARGIN = mp.mpf("1e-25")
@@ -477,7 +446,7 @@ def gaussian_epsilon_analytic(sigma: float, delta: float, sensitivity: float = 1
     hi = 1.0
     while not ok(hi):
         hi *= 2.0
-    return _smallest_float(ok, 0.0, hi)
+    return smallest(ok, 0.0, hi)
 
 
 def gaussian_equivalent_sigma(items: Iterable[tuple[float, float, int]]) -> tuple[float, float]:
@@ -542,7 +511,7 @@ def gaussian_sigma_analytic(epsilon: float, delta: float, sensitivity: float = 1
     lo = hi / 2.0
     while ok(lo):
         lo /= 2.0
-    return _smallest_float(ok, lo, hi)
+    return smallest(ok, lo, hi)
 
 
 # --------------------------------------------------------------------------------------------

@@ -3,36 +3,41 @@
 :func:`calibrate` searches the noise parameter (σ, variance or scale) for the smallest value whose
 certified ε at ``δ`` (by the :class:`~accounting.accountant.Accountant`, over ``compositions``
 events) is at most the target, and returns the parameter rounded toward *more* noise together
-with the certified ε it achieves. The search runs on ``log θ`` by regula falsi (Illinois), keeping
-a bracket ``[lo, hi]`` with ``ε(lo) > target >= ε(hi)``; ``hi`` is returned, so the target is
-always met by the value returned, which was itself evaluated exactly.
+with the certified ε it achieves. The search runs on ``log θ`` by regula falsi (Illinois, the
+project's one search: :mod:`accounting._search`), keeping a bracket ``[lo, hi]`` with
+``ε(lo) > target >= ε(hi)``; ``hi`` is returned, so the target is always met by the value
+returned, which was itself evaluated exactly. Any constructor ``θ -> event or ledger`` can be
+calibrated the same way.
 
 Monotonicity of ε in the noise level is what makes the bracket find the *smallest* noise; it
 holds for every family here except the discrete Gaussian at small σ (about σ < 1), where lattice
 effects make δ(ε) non-monotone. There the value returned still meets the target, but a smaller
 one might too.
 
-:func:`protocol_parameters` gives the distributed MAB paper's Theorems 1–6 parameters
-(spec §4.4, §5); :func:`shuffle_sum_parameters` those of the shuffle summation protocols (bits with
-binomial noise) of Cheu et al. 2021 as the federated LCB and DP-DPE papers use them.
+:func:`protocol_parameters` gives the parameters of each :class:`Variant` of the distributed MAB
+paper (Theorems 1–6; spec §4.4, §5); :func:`shuffle_sum_parameters` those of the shuffle summation
+protocols (bits with binomial noise) of Cheu et al. 2021 as the federated LCB and DP-DPE papers use.
 """
 
 from __future__ import annotations
 
+import enum
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
-from mpmath import mp
+from mpmath import iv, mp
 
 from accounting import _validate as v
 from accounting import bounds
-from accounting._certified import Enclosure, float_up
-from accounting.accountant import ROUTES, Accountant
-from accounting.errors import ParameterError, UnsupportedError
+from accounting._certified import DEFAULT_DPS, Enclosure, float_up, precision, upper
+from accounting._search import smallest
+from accounting.accountant import Accountant, EventLike
+from accounting.errors import ParameterError, ParameterTypeError, UnsupportedError
 from accounting.mechanisms import AdditiveNoise, DistributedSum, Mechanism
+from accounting.neighbouring import Neighbouring
 from accounting.noise import (
     DiscreteGaussian,
     DiscreteLaplace,
@@ -49,12 +54,16 @@ __all__ = [
     "Calibration",
     "ProtocolParameters",
     "ShuffleSumParameters",
+    "Variant",
     "calibrate",
     "protocol_parameters",
     "shuffle_sum_parameters",
 ]
 
 FAMILIES = ("gaussian", "laplace", "discrete-laplace", "discrete-gaussian", "skellam")
+
+Constructor = Callable[[float], "EventLike | Accountant"]
+"""``θ -> an event or a whole ledger``: what :func:`calibrate` searches over (more θ, more noise)."""
 
 
 @dataclass(frozen=True)
@@ -63,26 +72,31 @@ class Calibration:
 
     Attributes
     ----------
+    family : str
+        A name of :data:`FAMILIES`, or ``"custom"`` for a constructor.
     parameter : str
         What ``value`` is: ``"sigma"``, ``"scale"`` or ``"variance"`` of the total noise, or
-        ``"sigma per user"`` for discrete Gaussian shares (their sum is no discrete Gaussian).
+        ``"sigma per user"`` for discrete Gaussian shares (their sum is no discrete Gaussian),
+        or ``"theta"`` for a constructor.
     value : float
         The calibrated parameter, rounded toward more noise.
     share : NoiseDistribution or None
         Each user's share when ``users > 1``.
-    mechanism : Mechanism
-        The mechanism to run (one release); it was composed ``compositions`` times.
+    mechanism : Mechanism or None
+        The mechanism to run (one release; composed ``compositions`` times), ``None`` when the
+        constructor gave a whole ledger or a composed event.
     epsilon : Enclosure
-        The certified ε it achieves at ``delta`` (``epsilon.upper <= target``).
-    route : str
-        The accounting route that certified it.
+        The certified ε it achieves at ``delta`` (``epsilon.upper <= target``); its ``route``
+        says which accounting route certified it.
+    ledger : Accountant
+        The ledger at ``value`` that certified it.
     """
 
     family: str
     parameter: str
     value: float
     share: NoiseDistribution | None
-    mechanism: Mechanism
+    mechanism: Mechanism | None
     epsilon: Enclosure
     target_epsilon: float
     delta: float
@@ -90,6 +104,7 @@ class Calibration:
     compositions: int
     users: int
     sensitivity: float
+    ledger: Accountant | None = None
 
 
 def _builder(family: str, sensitivity: float, users: int) -> tuple[str, Callable[[float], Mechanism]]:
@@ -109,11 +124,8 @@ def _builder(family: str, sensitivity: float, users: int) -> tuple[str, Callable
 
         def polya(b: float) -> Mechanism:
             # β = e^{-1/b} rounded up: a larger β is more noise.
-            with mp.workdps(40):
-                exact = mp.exp(-1 / mp.mpf(b))
-                beta = float(exact)
-                if mp.mpf(beta) < exact:
-                    beta = math.nextafter(beta, 1.0)
+            with precision(30):
+                beta = float_up(upper(iv.exp(-1 / iv.mpf(b))))
             return DistributedSum(Polya(Fraction(1, n), beta), n, int(sensitivity))
 
         return "scale", polya
@@ -126,113 +138,118 @@ def _builder(family: str, sensitivity: float, users: int) -> tuple[str, Callable
             return "variance", lambda var: AdditiveNoise(Skellam(var), sensitivity)
         # Shares of exactly variance/n (a Fraction): the total is exactly the calibrated variance.
         return "variance", lambda var: DistributedSum(Skellam(Fraction(var) / n), n, int(sensitivity))
-    raise ParameterError("noise_family", family, "one of " + ", ".join(FAMILIES))
+    raise ParameterError("noise_family", family, "one of " + ", ".join(FAMILIES) + ", or a callable")
 
 
 def calibrate(
-    noise_family: str,
+    noise_family: str | Constructor,
     epsilon: float,
     delta: float,
     sensitivity: float = 1,
     compositions: int = 1,
     users: int = 1,
     route: str = "auto",
-    dps: int = 15,
+    dps: int = DEFAULT_DPS,
     rtol: float = 1e-8,
+    *,
+    neighbouring: Neighbouring | str = Neighbouring.REPLACE_ONE,
+    guess: float | None = None,
 ) -> Calibration:
-    """The smallest noise of ``noise_family`` meeting ``(epsilon, delta)`` over ``compositions``.
+    """The smallest noise meeting ``(epsilon, delta)``, certified by the Accountant.
+
+    ``noise_family`` is a name of :data:`FAMILIES` (then ``sensitivity``, ``users`` and
+    ``compositions`` describe the release), or any constructor ``θ -> event or Accountant`` whose
+    ε is nonincreasing in ``θ`` (more θ, more noise), like ``dp_accounting``'s
+    ``calibrate_dp_mechanism`` and OpenDP's ``binary_search_param``: its event is composed
+    ``compositions`` times into an :class:`~accounting.accountant.Accountant` under
+    ``neighbouring`` (a returned Accountant is taken as the whole ledger).
+
+    The search (:func:`accounting._search.smallest`, regula falsi on ``ln θ``) keeps a bracket
+    ``[lo, hi]`` with ``ε(lo) > target >= ε(hi)`` and returns ``hi``: the value returned was itself
+    accounted and meets the target, and errs toward more noise by at most ``rtol`` relative
+    (``rtol = 0``: the smallest float, for the Gaussian by default).
 
     Parameters
     ----------
-    noise_family : str
-        One of :data:`FAMILIES`.
+    noise_family : str or callable
+        One of :data:`FAMILIES`, or a constructor.
     epsilon, delta : float
         The target; ``ε > 0``, ``δ ∈ (0, 1)``.
     sensitivity : int or float
-        Sensitivity of each release (an integer for discrete noise).
+        Sensitivity of each release (an integer for discrete noise; families only).
     compositions : int
         Number of releases composed (each with the same noise).
     users : int
         With ``users > 1`` the noise is split into that many shares (Pólya differences, Skellam
-        or discrete Gaussian shares; Gaussian shares for ``gaussian``).
+        or discrete Gaussian shares; Gaussian shares for ``gaussian``). Families only.
     route : str
         Accounting route (see :class:`~accounting.accountant.Accountant`).
     dps : int
         Working precision of each exact evaluation.
     rtol : float
-        Relative width of the final bracket on the parameter.
+        Relative width of the final bracket on the parameter (``>= 0``).
+    neighbouring : Neighbouring or str
+        The relation of the ledger.
+    guess : float, optional
+        Where the bracket search starts (a constructor: default 1).
     """
-    family = noise_family
-    if family not in FAMILIES:
-        raise ParameterError("noise_family", family, "one of " + ", ".join(FAMILIES))
     target = v.positive("epsilon", epsilon)
     d = v.open_unit("delta", delta)
-    lattice = family.startswith("discrete") or family == "skellam"
-    sens: float = (
-        v.integer("sensitivity", sensitivity, minimum=1)
-        if lattice
-        else v.positive("sensitivity", sensitivity)
-    )
     k = v.integer("compositions", compositions, minimum=1)
     n = v.integer("users", users, minimum=1)
-    if route not in ROUTES:
-        raise ParameterError("route", route, "one of " + ", ".join(ROUTES))
-    dps = v.dps("dps", dps)
-    tol = v.positive("rtol", rtol)
-    parameter, build = _builder(family, sens, n)
-
-    def account(theta: float) -> tuple[Enclosure, str]:
-        answer = Accountant(dps=dps).compose(build(theta), k).epsilon(d, route)
-        return answer.value, answer.route
-
-    def meets(theta: float) -> bool:
-        return bool(account(theta)[0].hi <= target)
-
-    # A starting point from the Gaussian mechanism (the composition of k is one with σ/√k).
-    sigma0 = bounds.gaussian_sigma_analytic(target, d, float(sens)) * math.sqrt(k)
-    if family == "gaussian" and route in ("auto", "pld"):
-        theta = _gaussian_exact(sigma0, meets)
+    relation = Neighbouring.parse(neighbouring)
+    Accountant(relation, dps).epsilon(d, route)  # validates route and dps before any work
+    tol = v.nonnegative("rtol", rtol)
+    start = None if guess is None else v.positive("guess", guess)
+    sens: float
+    if callable(noise_family):
+        family, parameter = "custom", "theta"
+        if n != 1:
+            raise ParameterError("users", users, "1 with a constructor (build the shares in it)")
+        sens = v.positive("sensitivity", sensitivity)
+        build: Callable[[float], EventLike | Accountant] = noise_family
+        first = start if start is not None else 1.0
     else:
-        guess = {"sigma": sigma0, "sigma per user": sigma0 / math.sqrt(n), "variance": sigma0**2}.get(
-            parameter, sigma0 / math.sqrt(2)
-        )
-        theta = _smallest(meets, account, target, guess, tol)
-    value, used = account(theta)
-    share = None
-    mech = build(theta)
-    if n > 1 and isinstance(mech, DistributedSum):
-        share = mech.share
-    elif n > 1 and family == "gaussian":
-        share = Gaussian(float_up(mp.mpf(theta) / mp.sqrt(n)))
-    return Calibration(family, parameter, theta, share, mech, value, target, d, used, k, n, sens)
+        family = noise_family
+        if family not in FAMILIES:
+            raise ParameterError("noise_family", family, "one of " + ", ".join(FAMILIES) + ", or a callable")
+        lattice = family.startswith("discrete") or family == "skellam"
+        sens = v.positive("sensitivity", sensitivity)
+        if lattice:
+            sens = v.integer("sensitivity", sensitivity, minimum=1)
+        parameter, build = _builder(family, sens, n)
+        # A starting point from the Gaussian mechanism (the composition of k is one with σ/√k).
+        sigma0 = bounds.gaussian_sigma_analytic(target, d, float(sens)) * math.sqrt(k)
+        default = {"sigma": sigma0, "sigma per user": sigma0 / math.sqrt(n), "variance": sigma0**2}
+        first = start if start is not None else default.get(parameter, sigma0 / math.sqrt(2))
+        if family == "gaussian" and route in ("auto", "pld"):
+            tol = 0.0  # exact (closed form per evaluation): the smallest float σ
 
+    ledgers: dict[float, Accountant] = {}
 
-def _gaussian_exact(sigma0: float, meets: Callable[[float], bool]) -> float:
-    """The analytic σ (Balle–Wang, composed) rounded up, then nudged up until it is certified."""
-    theta = sigma0
-    while not meets(theta):
-        theta = math.nextafter(theta, math.inf)
-    # Walk down while a smaller float still meets the target (at most a few ulps).
-    for _ in range(64):
-        smaller = math.nextafter(theta, 0.0)
-        if not meets(smaller):
-            break
-        theta = smaller
-    return theta
+    def ledger(theta: float) -> Accountant:
+        if theta not in ledgers:
+            made = build(theta)
+            if isinstance(made, Accountant):
+                if k != 1:
+                    raise ParameterError(
+                        "compositions", compositions, "1 when the constructor returns a ledger"
+                    )
+                ledgers[theta] = made
+            else:
+                ledgers[theta] = Accountant(relation, dps).compose(made, k)
+        return ledgers[theta]
 
+    answers: dict[float, Enclosure] = {}
 
-def _smallest(
-    meets: Callable[[float], bool],
-    account: Callable[[float], tuple[Enclosure, str]],
-    target: float,
-    guess: float,
-    rtol: float,
-) -> float:
-    """Smallest θ with ``ε(θ) <= target`` to relative ``rtol``: bracket, then Illinois on log θ."""
+    def account(theta: float) -> Enclosure:
+        if theta not in answers:
+            answers[theta] = ledger(theta).epsilon(d, route)
+        return answers[theta]
 
     def excess(theta: float) -> float:
-        """``ln ε(θ) - ln target`` for the secant steps; its sign is decided exactly."""
-        hi = account(theta)[0].hi
+        """``ln ε(θ) - ln target``: ``<= 0`` exactly when the target is met (sign decided exactly)."""
+        hi = account(theta).hi
         if hi > target:
             with mp.workdps(30):
                 return max(float(mp.log(hi) - mp.log(target)), 1e-300)
@@ -241,49 +258,33 @@ def _smallest(
         with mp.workdps(30):
             return min(float(mp.log(hi) - mp.log(target)), 0.0)
 
-    lo = hi = guess
-    f_hi = excess(hi)
-    while f_hi > 0:
+    theta = _bracket_and_search(excess, first, tol)
+    value = account(theta)
+    made = build(theta)
+    mech = made if isinstance(made, Mechanism) else None
+    share: NoiseDistribution | None = None
+    if n > 1 and isinstance(mech, DistributedSum):
+        share = mech.share
+    elif n > 1 and family == "gaussian":
+        share = Gaussian(float_up(mp.mpf(theta) / mp.sqrt(n)))
+    return Calibration(
+        family, parameter, theta, share, mech, value, target, d, value.route, k, n, sens, ledger(theta)
+    )
+
+
+def _bracket_and_search(excess: Callable[[float], float], first: float, rtol: float) -> float:
+    """Bracket the crossing from ``first`` by doubling/halving, then :func:`~accounting._search.smallest`."""
+    lo = hi = first
+    while excess(hi) > 0:
         lo, hi = hi, hi * 2
-        f_hi = excess(hi)
         if hi > 1e300:
-            raise UnsupportedError("no noise level meets the target")
-    f_lo = excess(lo) if lo != hi else f_hi
-    while f_lo <= 0:
-        hi, f_hi = lo, f_lo
-        lo = lo / 2
-        if lo < 1e-300:
-            return hi
-        f_lo = excess(lo)
-    side = 0
-    x_lo, x_hi = math.log(lo), math.log(hi)
-    while (hi - lo) > rtol * hi:
-        if math.isfinite(f_hi) and f_lo != f_hi:
-            x = x_hi - f_hi * (x_hi - x_lo) / (f_hi - f_lo)
-            if not x_lo < x < x_hi:
-                x = (x_lo + x_hi) / 2
-        else:
-            x = (x_lo + x_hi) / 2
-        theta = math.exp(x)
-        if not lo < theta < hi:
-            # The secant step stalled on an end of the bracket (a value exactly at the target
-            # makes f ~ 0 there): bisect instead; stop only at float resolution.
-            theta = math.sqrt(lo * hi)
-            if not lo < theta < hi:
-                break
-            x = math.log(theta)
-        f = excess(theta)
-        if f <= 0:
-            hi, x_hi, f_hi = theta, x, f
-            if side == -1:
-                f_lo /= 2
-            side = -1
-        else:
-            lo, x_lo, f_lo = theta, x, f
-            if side == 1:
-                f_hi /= 2
-            side = 1
-    return hi
+            raise UnsupportedError("no noise level up to 1e300 meets the target")
+    if lo == hi:
+        while excess(lo) <= 0:
+            hi, lo = lo, lo / 2
+            if lo < 1e-300:
+                return hi
+    return smallest(excess, lo, hi, rtol=rtol, log=True)
 
 
 # ---------------------------------------------------------------------------------------
@@ -294,15 +295,110 @@ def _smallest(
 LOCAL_C = 1.6
 
 
+class Variant(enum.Enum):
+    """The protocol variants of the distributed MAB paper (spec §4.4), named by what they are.
+
+    The value is the name a user types; :attr:`theorem` is the paper's theorem, for citation
+    only (:meth:`from_theorem` reads a theorem number, as ``dp-account protocol --theorem``
+    does). Nothing dispatches on the number.
+    """
+
+    #: Pólya shares under secure aggregation; they sum to ``Lap_Z(g/ε)`` (Theorem 1, pure DP).
+    POLYA_SHARES = "polya-shares"
+    #: Skellam shares (scale ``s``) under secure aggregation (Theorem 2, RDP).
+    SKELLAM_SHARES = "skellam-shares"
+    #: Pólya shares at ``ε' = ε/2``, shuffled (relaxed SecAgg of Cheu & Yan; Theorem 3, pure DP).
+    SHUFFLED_POLYA = "shuffled-polya"
+    #: Discrete Gaussian shares (scale ``s``) under secure aggregation (Theorem 4, zCDP).
+    DISCRETE_GAUSSIAN_SHARES = "discrete-gaussian-shares"
+    #: The trusted server adds ``Lap_Z(g/ε)`` (Theorem 5, central pure DP).
+    CENTRAL_LAPLACE = "central-laplace"
+    #: Every user adds ``Lap_Z(g/ε)`` (Theorem 6, local pure DP).
+    LOCAL_LAPLACE = "local-laplace"
+
+    @property
+    def theorem(self) -> int:
+        """The theorem of the distributed MAB paper (citation only)."""
+        return _VARIANT_THEOREMS[self]
+
+    @property
+    def scaled(self) -> bool:
+        """Whether the variant takes the scaling factor ``s >= 1`` (Theorems 2 and 4)."""
+        return self in (Variant.SKELLAM_SHARES, Variant.DISCRETE_GAUSSIAN_SHARES)
+
+    @property
+    def notion(self) -> str:
+        """The guarantee its theorem states: ``"pure"``, ``"rdp"`` or ``"zcdp"``."""
+        if self is Variant.SKELLAM_SHARES:
+            return "rdp"
+        if self is Variant.DISCRETE_GAUSSIAN_SHARES:
+            return "zcdp"
+        return "pure"
+
+    @property
+    def epsilon_below_one(self) -> bool:
+        """Whether the theorem assumes ``ε ∈ (0, 1)`` (Theorems 4, 5, 6; spec §3.3, §4.4, §9.5).
+
+        Theorems 1–3 hold for every ``ε > 0``. Outside ``(0, 1)`` the protocol still runs and its
+        ledger still has an exact guarantee; only the theorem's statement does not apply.
+        """
+        return self in (Variant.DISCRETE_GAUSSIAN_SHARES, Variant.CENTRAL_LAPLACE, Variant.LOCAL_LAPLACE)
+
+    def hypotheses_hold(self, epsilon: float) -> bool:
+        """Whether the theorem's hypotheses on ``ε`` hold (``ε > 0``, and ``ε < 1`` where assumed)."""
+        eps = v.positive("epsilon", epsilon)
+        return eps < 1 or not self.epsilon_below_one
+
+    @classmethod
+    def from_theorem(cls, theorem: object) -> Variant:
+        """The variant of Theorem ``theorem`` (an integer in 1..6) of the distributed MAB paper."""
+        th = v.integer("theorem", theorem, minimum=1)
+        for variant, number in _VARIANT_THEOREMS.items():
+            if number == th:
+                return variant
+        raise ParameterError(
+            "theorem", theorem, "an integer in 1..6 (a theorem of the distributed MAB paper)"
+        )
+
+    @classmethod
+    def parse(cls, value: object, name: str = "variant") -> Variant:
+        """A :class:`Variant` from a member or its name as typed (``"skellam-shares"``)."""
+        if isinstance(value, Variant):
+            return value
+        if isinstance(value, str):
+            try:
+                return cls(value)
+            except ValueError:
+                pass
+            raise ParameterError(name, value, "one of " + ", ".join(x.value for x in cls))
+        raise ParameterTypeError(
+            name,
+            value,
+            "an accounting.calibration.Variant or its name ("
+            + ", ".join(x.value for x in cls)
+            + "); Variant.from_theorem(k) for Theorem k",
+        )
+
+
+_VARIANT_THEOREMS = {
+    Variant.POLYA_SHARES: 1,
+    Variant.SKELLAM_SHARES: 2,
+    Variant.SHUFFLED_POLYA: 3,
+    Variant.DISCRETE_GAUSSIAN_SHARES: 4,
+    Variant.CENTRAL_LAPLACE: 5,
+    Variant.LOCAL_LAPLACE: 6,
+}
+
+
 @dataclass(frozen=True)
 class ProtocolParameters:
-    """Per-batch parameters of Theorems 1–6 (``n`` = users in the batch).
+    """Per-batch parameters of one :class:`Variant` (``n`` = users in the batch; spec §4.4).
 
     ``bits`` is ``ceil(log2 m)``, what each user sends. ``share`` is each user's noise
     (``None`` for the central model, where the server adds ``server_noise``).
     """
 
-    theorem: int
+    variant: Variant
     epsilon: float
     users: int
     horizon: int
@@ -351,50 +447,79 @@ def _ceil(x: object) -> int:
 
 
 def protocol_parameters(
-    theorem: int, epsilon: float, users: int, horizon: int, scale: float | None = None, p: float | None = None
+    variant: Variant | str,
+    epsilon: float,
+    users: int,
+    horizon: int,
+    scale: float | None = None,
+    p: float | None = None,
 ) -> ProtocolParameters:
-    """Theorems 1–6 of the distributed MAB paper: ``g``, ``τ``, ``m``, bits and noise (spec §4.4).
+    """``g``, ``τ``, ``m``, bits and noise of one batch of a :class:`Variant` (spec §4.4, §5).
 
-    ``p`` is the failure probability inside ``τ`` (theory: ``1/T``, the default); the
-    shuffle variant (Theorem 3) uses ``p' = 1/(2T)`` and ``ε' = ε/2`` (spec §3.6, RECON).
+    Theorems 1–6 of the distributed MAB paper, by :attr:`Variant.theorem`. ``p`` is the
+    failure probability inside ``τ`` (theory: ``1/T``, the default); the shuffled variant
+    (Theorem 3) uses ``p' = 1/(2T)`` and ``ε' = ε/2`` (spec §3.6, RECON). The parameters are
+    computed for any ``ε > 0``; whether the theorem's own hypotheses hold (Theorems 4–6 assume
+    ``ε < 1``) is :meth:`Variant.hypotheses_hold`'s question, not a reason to refuse.
+
+    Parameters
+    ----------
+    variant : Variant or str
+        The variant, or its name (``"polya-shares"``, ...).
+    epsilon : float
+        ``ε > 0``.
+    users : int
+        ``n = l(b)``, the users of the batch.
+    horizon : int
+        ``T >= 2``.
+    scale : float or None
+        ``s >= 1`` for the scaled variants (Skellam and discrete Gaussian shares), else ``None``.
+    p : float or None
+        The failure probability in ``τ``, in ``(0, 1)`` (``None``: the theory's choice).
+
+    Returns
+    -------
+    ProtocolParameters
     """
-    th = v.integer("theorem", theorem, minimum=1)
-    if th > 6:
-        raise ParameterError("theorem", theorem, "an integer in 1..6")
+    var = Variant.parse(variant)
     eps = v.positive("epsilon", epsilon)
     n = v.integer("users", users, minimum=1)
     T = v.integer("horizon", horizon, minimum=2)
     s: float | None = None
-    if th in (2, 4):
+    if var.scaled:
         if scale is None:
-            raise ParameterError("scale", scale, "a scaling factor s >= 1 (Theorems 2 and 4)")
+            raise ParameterError(
+                "scale", scale, f"a scaling factor s >= 1 ({var.value}, Theorem {var.theorem})"
+            )
         s = v.real("scale", scale)
         if s < 1:
-            raise ParameterError("scale", scale, "a scaling factor s >= 1 (Theorems 2 and 4)")
+            raise ParameterError(
+                "scale", scale, f"a scaling factor s >= 1 ({var.value}, Theorem {var.theorem})"
+            )
     prob = v.open_unit("p", p) if p is not None else None
     share: NoiseDistribution | None = None
     server: NoiseDistribution | None = None
     with mp.workdps(50):
         log_2_over_p = mp.log(2 / mp.mpf(prob)) if prob is not None else mp.log(2 * mp.mpf(T))
-        if th in (1, 5, 6):
+        if var in (Variant.POLYA_SHARES, Variant.CENTRAL_LAPLACE, Variant.LOCAL_LAPLACE):
             g = bounds.theorem2_g(eps, 1, n)
             e = mp.mpf(eps)
-            if th == 6:
+            if var is Variant.LOCAL_LAPLACE:
                 width = max(mp.sqrt(2 * n * log_2_over_p), 2 * log_2_over_p)
                 tau = _ceil(LOCAL_C * g / e * width)
             else:
                 tau = _ceil(g / e * log_2_over_p)
             lap = DiscreteLaplace(scale=Fraction(g) / _rational_below(eps))
-            if th == 1:
+            if var is Variant.POLYA_SHARES:
                 share = Polya(Fraction(1, n), float_up(mp.exp(-e / g)))
                 privacy = f"({eps:g}, 0)-DP: Pólya shares sum to Lap_Z(g/ε)"
-            elif th == 5:
+            elif var is Variant.CENTRAL_LAPLACE:
                 server = lap
                 privacy = f"({eps:g}, 0) central DP: the server adds Lap_Z(g/ε)"
             else:
                 share = lap
                 privacy = f"({eps:g}, 0) local DP: each user adds Lap_Z(g/ε)"
-        elif th == 3:
+        elif var is Variant.SHUFFLED_POLYA:
             e = mp.mpf(eps) / 2
             g = bounds.theorem2_g(eps / 2, 1, n)
             log_term = mp.log(2 / mp.mpf(prob)) if prob is not None else mp.log(4 * mp.mpf(T))
@@ -406,7 +531,7 @@ def protocol_parameters(
             g = bounds.theorem2_g(eps, s, n)
             e = mp.mpf(eps)
             share_variance = Fraction(g * g) / n / Fraction(eps) ** 2
-            if th == 2:
+            if var is Variant.SKELLAM_SHARES:
                 tau = _ceil(2 * g / e * mp.sqrt(log_2_over_p) + mp.sqrt(2) * log_2_over_p)
                 share = Skellam(share_variance)
                 privacy = "RDP at integer orders (Lemma 3 with the actual g; see accounting.bounds)"
@@ -416,7 +541,7 @@ def protocol_parameters(
                 privacy = "zCDP (Lemma 4, Kairouz–Liu–Steinke Prop. 13)"
     m = n * g + 2 * tau + 1
     bits = (m - 1).bit_length()
-    return ProtocolParameters(th, eps, n, T, s, g, tau, m, bits, share, server, privacy)
+    return ProtocolParameters(var, eps, n, T, s, g, tau, m, bits, share, server, privacy)
 
 
 # ---------------------------------------------------------------------------------------

@@ -28,6 +28,7 @@ from accounting.accountant import ROUTES, Accountant, mechanism_to_dict, noise_t
 from accounting.calibration import (
     FAMILIES,
     SHUFFLE_SUM_PROTOCOLS,
+    Variant,
     calibrate,
     protocol_parameters,
     shuffle_sum_parameters,
@@ -230,13 +231,13 @@ def _answer(args: argparse.Namespace, asked: str, given: str) -> int:
     record: dict[str, object] = {
         "command": asked,
         "inputs": _inputs(args, (*_NOISE_OPTIONS, given, "route")),
-        asked: answer.value.upper,
-        f"{asked}_lower": answer.value.lower,
+        asked: answer.upper,
+        f"{asked}_lower": answer.lower,
         "route": answer.route,
         "candidates": answer.candidates,
         "dps": args.dps,
     } | _describe(mech)
-    text = f"{asked} = {answer.value.upper!r} at {given} = {at:g} (route {answer.route}; rounded up)"
+    text = f"{asked} = {answer.upper!r} at {given} = {at:g} (route {answer.route}; rounded up)"
     return _emit(args, record, text + _total_line(mech))
 
 
@@ -290,7 +291,7 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
         "epsilon_certified": cal.epsilon.upper,
         "route": cal.route,
         "dps": args.dps,
-    } | _describe(cal.mechanism)
+    } | _describe(_family_mechanism(cal.mechanism))
     if cal.share is not None:
         record["share"] = noise_to_dict(cal.share)
     text = (
@@ -304,7 +305,8 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
 
 
 def _cmd_protocol(args: argparse.Namespace) -> int:
-    par = protocol_parameters(args.theorem, args.epsilon, args.users, args.horizon, args.scale, args.p)
+    variant = Variant.from_theorem(args.theorem)
+    par = protocol_parameters(variant, args.epsilon, args.users, args.horizon, args.scale, args.p)
     record: dict[str, object] = {
         "command": "protocol",
         "inputs": _inputs(args, ("theorem", "epsilon", "users", "horizon", "scale", "p")),
@@ -318,7 +320,7 @@ def _cmd_protocol(args: argparse.Namespace) -> int:
     }
     noise = par.share if par.share is not None else par.server_noise
     text = (
-        f"Theorem {par.theorem}: g = {par.g}, tau = {par.tau}, m = {par.m}, {par.bits} bits per user\n"
+        f"Theorem {variant.theorem}: g = {par.g}, tau = {par.tau}, m = {par.m}, {par.bits} bits per user\n"
         f"noise: {noise!r} ({'per user' if par.share is not None else 'added by the server'})\n"
         f"privacy: {par.privacy}"
     )
@@ -548,3 +550,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 if __name__ == "__main__":  # pragma: no cover
     sys.exit(main())
+
+
+def _family_mechanism(mechanism: Mechanism | None) -> Mechanism:
+    """A family calibration always gives its mechanism (only a constructor may not)."""
+    assert mechanism is not None
+    return mechanism

@@ -28,7 +28,7 @@ import mpmath
 from mpmath import iv, mp
 
 from accounting import _validate as v
-from accounting._certified import Interval, float_down, float_up, lower, precision, upper
+from accounting._certified import Interval, Mpf, float_down, float_up, lower, precision, upper
 from accounting.conversion import (
     Conversion,
     optimize_rdp_order,
@@ -47,6 +47,7 @@ __all__ = [
     "compose_pure",
     "compose_rdp",
     "compose_zcdp",
+    "drv_epsilon",
     "returning_users_approx_dp",
     "returning_users_rdp",
     "sum_up",
@@ -224,10 +225,15 @@ def advanced_composition_drv(epsilon: float, delta: float, k: int, delta_prime: 
     n = v.integer("k", k, minimum=1)
     dp = v.open_unit("delta_prime", delta_prime)
     with mp.workdps(_DPS):
-        e = mp.mpf(eps)
-        total_eps = mp.sqrt(2 * n * -mp.log(mp.mpf(dp))) * e + n * e * mp.expm1(e)
+        total_eps = drv_epsilon(mp.mpf(eps), n, -mp.log(mp.mpf(dp)))
         total_delta = min(mp.one, n * mp.mpf(dlt) + mp.mpf(dp))
         return float_up(total_eps), float_up(total_delta)
+
+
+def drv_epsilon(epsilon: Mpf, k: int, log_inv_delta_prime: Mpf) -> Mpf:
+    """``ε sqrt(2k ln(1/δ')) + k ε (e^ε - 1)`` at the working precision: the ε of
+    :func:`advanced_composition_drv` (Dwork, Rothblum & Vadhan 2010), for searches that invert it."""
+    return epsilon * mp.sqrt(2 * k * log_inv_delta_prime) + k * epsilon * mp.expm1(epsilon)
 
 
 @dataclass(frozen=True)

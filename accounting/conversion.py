@@ -36,6 +36,7 @@ from mpmath import mp
 
 from accounting import _validate as v
 from accounting._certified import Mpf, float_up
+from accounting._search import smallest
 from accounting.errors import ParameterError
 
 __all__ = [
@@ -458,18 +459,20 @@ def zcdp_to_dp_bun_steinke(rho: float, delta: float) -> float:
         return float_up(rm + 2 * mp.sqrt(rm * -mp.log(mp.mpf(d))))
 
 
-def _bisect_increasing(g: Callable[[Mpf], Mpf], lo: Mpf, hi: Mpf) -> Mpf:
-    """Root in ``ln(α - 1)`` of an increasing ``g`` with ``g(lo) < 0 < g(hi)`` (orders ``lo, hi``)."""
-    a, b = mp.log(lo - 1), mp.log(hi - 1)
-    for _ in range(400):
-        m = (a + b) / 2
-        if g(1 + mp.exp(m)) < 0:
-            a = m
-        else:
-            b = m
-        if b - a < mp.mpf(10) ** (-mp.dps + 5):
-            break
-    return 1 + mp.exp((a + b) / 2)
+def _root_increasing(g: Callable[[Mpf], Mpf], lo: Mpf, hi: Mpf) -> Mpf:
+    """The order where an increasing ``g`` crosses 0 (``g(lo) < 0 < g(hi)``), searched in ``ln(α - 1)``.
+
+    :func:`accounting._search.smallest` on the float ``u = ln(α - 1)`` with the excess ``-g``: any
+    order gives a valid conversion, so the float resolution of ``u`` only bounds the tightness.
+    """
+
+    def order(u: float) -> Mpf:
+        return 1 + mp.exp(mp.mpf(u))
+
+    u = smallest(
+        lambda x: float(-g(order(x))), float(mp.log(lo - 1)), float(mp.log(hi - 1)), max_steps=200
+    )
+    return order(u)
 
 
 def _cks_zcdp_order(r: Mpf, log_inv: Mpf) -> Mpf:
@@ -484,7 +487,7 @@ def _cks_zcdp_order(r: Mpf, log_inv: Mpf) -> Mpf:
     def h(a: Mpf) -> Mpf:
         return r * (a - 1) ** 2 - log_inv + mp.log(a)
 
-    return _bisect_increasing(h, 1 + mp.mpf(10) ** -30 * min(mp.one, mp.sqrt(log_inv / r)), hi)
+    return _root_increasing(h, 1 + mp.mpf(10) ** -30 * min(mp.one, mp.sqrt(log_inv / r)), hi)
 
 
 def zcdp_to_dp_cks(rho: float, delta: float) -> float:
@@ -553,7 +556,7 @@ def zcdp_delta_cks(rho: float, epsilon: float) -> float:
 
         # g(α) > 0 once (2α-1)ρ >= ε + 1 and ln(1 - 1/α) > -1 (α > 1.582...).
         hi = max(mp.mpf(2), ((e + 1) / rm + 1) / 2 + 1)
-        alpha = _bisect_increasing(g, 1 + mp.mpf(10) ** -40, hi)
+        alpha = _root_increasing(g, 1 + mp.mpf(10) ** -40, hi)
         return float_up(min(mp.one, mp.exp(_cks_log_delta(alpha, rm * alpha, e))))
 
 

@@ -47,7 +47,8 @@ from accounting import _validate as v
 from accounting._certified import Enclosure, Interval, Mpf, float_down, float_up, precision
 from accounting._certified import lower as _lo
 from accounting._certified import upper as _hi
-from accounting.bounds import _smallest_float
+from accounting._search import largest, smallest
+from accounting.composition import drv_epsilon
 from accounting.errors import ParameterError, UnsupportedError
 
 __all__ = [
@@ -617,35 +618,6 @@ def _numerical_users(value: object) -> int:
     return n
 
 
-def _root(f: Callable[[float], float], lo: float, hi: float, rtol: float = 1e-14) -> float:
-    """A point near the root of a decreasing ``f`` with ``f(lo) > 0 >= f(hi)`` (``f(hi)`` may be
-    ``-inf``): regula falsi with the Illinois modification, bisecting while an end is infinite.
-    Returns the right end of the final bracket (where ``f <= 0``)."""
-    f_lo, f_hi = f(lo), f(hi)
-    side = 0
-    for _ in range(300):
-        if hi - lo <= rtol * hi:
-            break
-        if math.isinf(f_hi) or math.isinf(f_lo):
-            x = (lo + hi) / 2
-        else:
-            x = hi - f_hi * (hi - lo) / (f_hi - f_lo)
-            if not lo < x < hi:
-                x = (lo + hi) / 2
-        fx = f(x)
-        if fx > 0:
-            lo, f_lo = x, fx
-            if side == -1:
-                f_hi /= 2
-            side = -1
-        else:
-            hi, f_hi = x, fx
-            if side == 1:
-                f_lo /= 2
-            side = 1
-    return hi
-
-
 def fmt_numerical(epsilon0: float, users: int, delta: float, *, lower: bool = True) -> AmplificationBound:
     """Feldman–McMillan–Talwar 2021, the numerical bound, certified.
 
@@ -706,7 +678,7 @@ def fmt_numerical(epsilon0: float, users: int, delta: float, *, lower: bool = Tr
     cond = "none: the reduction holds for every ε0-LDP randomizer and every n"
     if upper_ok(0.0):
         return AmplificationBound(0.0, dl, "fmt-numerical", _FMT_NUMERICAL, 0.0, True, cond)
-    guess = _root(excess, 0.0, e0) if excess(0.0) > 0 else 0.0
+    guess = smallest(excess, 0.0, e0, rtol=1e-14) if excess(0.0) > 0 else 0.0
     # Certify: step away from the estimate until the rigorous bounds decide (the enclosure of δ
     # is about 1e-10 wide and the estimate about as accurate, so the first step usually does);
     # the steps are relative to the estimate, absolute near ε = 0 where the estimate may be 0.
@@ -814,7 +786,7 @@ def blanket_generic(epsilon0: float, users: int, delta: float) -> AmplificationB
         if first is None:
             why = "the Hoeffding bound exceeds δ for every ε < ε0"
             return _trivial(e0, dl, "blanket", _BLANKET_GENERIC, why)
-        eps = _smallest_float(ok, grid[first - 1] if first else 0.0, grid[first])
+        eps = smallest(ok, grid[first - 1] if first else 0.0, grid[first])
     cond = "none (any ε0-LDP randomizer)"
     return AmplificationBound(eps, dl, "blanket", _BLANKET_GENERIC, None, True, cond)
 
@@ -1120,25 +1092,12 @@ _THEOREM53 = (
 )
 
 
-def _advanced(eps: Mpf, k: int, log_inv: Mpf) -> Mpf:
-    """Advanced composition (Dwork–Rothblum–Vadhan): ``ε sqrt(2k ln(1/δ')) + k ε (e^ε - 1)``."""
-    return eps * mp.sqrt(2 * k * log_inv) + k * eps * mp.expm1(eps)
-
-
 def _largest(pred: Callable[[Mpf], bool], hi: Mpf) -> Mpf:
-    """The largest ``x ∈ (0, hi]`` (to 40 digits, from below) with ``pred(x)``, ``pred`` decreasing."""
-    if pred(hi):
-        return hi
-    lo = mp.zero
-    for _ in range(200):
-        mid = (lo + hi) / 2
-        if pred(mid):
-            lo = mid
-        else:
-            hi = mid
-        if hi - lo < hi * mp.mpf(10) ** -40:
-            break
-    return lo
+    """The largest float ``x ∈ (0, hi]`` with ``pred(x)``, ``pred`` true near 0 and decreasing."""
+    top = float_down(hi)
+    if pred(mp.mpf(top)):
+        return mp.mpf(top)
+    return mp.mpf(largest(lambda x: pred(mp.mpf(x)), 0.0, top))
 
 
 def theorem53_sigma0(
@@ -1198,7 +1157,7 @@ def theorem53_sigma0(
         d_prime = d_s / 2
         d_r = d_s / (2 * kappa)
         log_inv = -mp.log(d_prime)
-        eps_r = _largest(lambda x: _advanced(x, kappa, log_inv) <= e_s, e_s)
+        eps_r = _largest(lambda x: drv_epsilon(x, kappa, log_inv) <= e_s, e_s)
         d_lemma = d_r / 2
         ln2 = mp.log(2 / d_lemma)
         if not big_m > 16 * ln2:
@@ -1221,7 +1180,7 @@ def theorem53_sigma0(
         # forwards, at the rounded values: Lemma F.2, then κ releases, then two streams
         rel_e = _lemma_f2_mp(e0, T, big_m, d_lemma)
         rel_d = _lemma_f2_delta_mp(e0, d0, big_m, d_lemma, rel_e)
-        tot_e = 2 * _advanced(rel_e, kappa, log_inv)
+        tot_e = 2 * drv_epsilon(rel_e, kappa, log_inv)
         tot_d = 2 * (kappa * rel_d + d_prime)
         if not (tot_e <= eps and tot_d <= dl):  # pragma: no cover - guards the inversion above
             raise UnsupportedError(f"Theorem 5.3: internal check failed ({tot_e}, {tot_d})")
@@ -1286,7 +1245,7 @@ def relaxed_secagg_split(epsilon: float, horizon: int | None = None) -> RelaxedS
 
     by the triangle inequality (one ``ε̂`` per side) and data processing: the batch is
     ``(ε, 0)``-DP. ``q̂ = p' = 1/(2T)`` enters only the accuracy (relaxed correctness), not the
-    privacy. This is what ``accounting.calibration.protocol_parameters(3, ...)`` calibrates
+    privacy. This is what ``protocol_parameters(Variant.SHUFFLED_POLYA, ...)`` calibrates
     (``ε' = ε/2``) and what the learners account as ``PureDP(ε/2)`` for the ``2 ε̂`` part.
     The halvings are exact in binary floating point.
 

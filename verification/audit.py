@@ -48,6 +48,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from accounting import _validate as v
+from accounting._search import largest
 from accounting.mechanisms import AdditiveNoise
 from accounting.noise import LatticeNoise, NoiseDistribution
 from learners.protocols import Protocol
@@ -309,7 +310,7 @@ def _evidence(first_hits: int, second_hits: int, trials: int, delta: float, clai
     """The largest confidence at which the lower bound still exceeds ``claimed`` (0 if none).
 
     ``1 - evidence`` is the p-value of the test "the mechanism is (claimed, δ)-DP" on this
-    event (the bound decreases in the confidence; bisection to 1e-12).
+    event (the bound decreases in the confidence; the project's one search, to 1e-12).
     """
 
     def above(c: float) -> bool:
@@ -320,13 +321,7 @@ def _evidence(first_hits: int, second_hits: int, trials: int, delta: float, clai
         return 0.0
     if above(hi):
         return hi
-    while hi - lo > 1e-12:
-        mid = (lo + hi) / 2
-        if above(mid):
-            lo = mid
-        else:
-            hi = mid
-    return lo
+    return largest(above, lo, hi, rtol=1e-12)
 
 
 # ---------------------------------------------------------------------------------------

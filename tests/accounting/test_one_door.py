@@ -286,3 +286,31 @@ def test_heterogeneous_gaussians_equal_one_gaussian() -> None:
 def test_package_root_exports_the_door() -> None:
     cal = calibrate("gaussian", 1.0, 1e-5)
     assert isinstance(Accountant().compose(cal.mechanism).epsilon(1e-5).hi, mp.mpf)
+
+
+# -- generic calibration ---------------------------------------------------------------------
+
+
+def test_calibrate_any_constructor_agrees_with_the_family() -> None:
+    family = calibrate("gaussian", 1.0, 1e-5, compositions=10)
+    custom = calibrate(lambda s: AdditiveNoise(Gaussian(s)), 1.0, 1e-5, compositions=10, rtol=0.0, guess=3.0)
+    assert custom.family == "custom"
+    assert custom.value == family.value
+    assert float(custom.epsilon) <= 1.0
+    below = math.nextafter(custom.value, 0.0)
+    assert float(Accountant().compose(AdditiveNoise(Gaussian(below)), 10).epsilon(1e-5)) > 1.0
+
+
+def test_calibrate_a_whole_ledger() -> None:
+    """A constructor may return a ledger: here a Skellam release plus a cited guarantee."""
+
+    def ledger(var: float) -> Accountant:
+        return Accountant().compose(AdditiveNoise(Skellam(var)), 5).compose(PureDP(0.1, SOURCE))
+
+    cal = calibrate(ledger, 2.0, 1e-6, rtol=1e-6, guess=100.0)
+    assert cal.mechanism is None and cal.ledger is not None
+    assert float(cal.ledger.epsilon(1e-6)) <= 2.0
+    assert float(ledger(cal.value * (1 - 1e-5)).epsilon(1e-6)) > 2.0
+    with pytest.raises(ParameterError) as err:
+        calibrate(ledger, 2.0, 1e-6, compositions=2)
+    assert err.value.name == "compositions"
