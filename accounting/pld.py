@@ -65,9 +65,11 @@ The continuous Gaussian composes in closed form (:func:`gaussian_composition_eps
 from __future__ import annotations
 
 import bisect
+import itertools
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from fractions import Fraction
 from functools import cached_property
 
 import mpmath.libmp
@@ -86,22 +88,31 @@ from accounting._certified import (
     to_interval,
     upper,
 )
-from accounting.errors import ParameterError, ParameterTypeError, UnsupportedError
-from accounting.mechanisms import AdditiveNoise, DistributedSum, Mechanism
+from accounting.divergence import _check_size
+from accounting.errors import ParameterError, ParameterTypeError, UnsupportedError, UnsupportedEventError
+from accounting.mechanisms import AdditiveNoise, ApproxDP, DistributedSum, Mechanism, PureDP
+from accounting.neighbouring import Neighbouring
 from accounting.noise import (
     DEFAULT_DPS,
-    ContinuousNoise,
     DiscreteGaussian,
     DiscreteLaplace,
     Gaussian,
+    Laplace,
     LatticeNoise,
+    Shifted,
 )
+from accounting.subsampling import MixturePair, PoissonSampled, SampledWithoutReplacement
 
 __all__ = [
+    "ComposedPLD",
     "PrivacyLossDistribution",
+    "compose_events",
     "compose_mechanisms",
+    "default_spacing",
+    "dominating_pairs",
     "gaussian_composition_delta",
     "gaussian_composition_epsilon",
+    "gaussian_equivalent_sigma",
 ]
 
 #: Fractional bits carried by the suffix sums ``Σ m_j e^{-(j-i)h}`` beyond the probabilities' own.
@@ -313,12 +324,13 @@ class PrivacyLossDistribution:
     def from_mechanism(
         cls, mechanism: Mechanism, spacing: float | None = None, dps: int = DEFAULT_DPS
     ) -> PrivacyLossDistribution:
-        """The PLD of one run of a lattice mechanism.
+        """The PLD of one run of an additive mechanism: the pair ``(X + Δ, X)``.
 
         Parameters
         ----------
         mechanism : AdditiveNoise or DistributedSum
-            With symmetric, log-concave lattice noise (the pair ``(X + Δ, X)`` then dominates).
+            With symmetric, log-concave lattice noise (the pair ``(X + Δ, X)`` then dominates),
+            or continuous Gaussian or Laplace noise (cells of the output axis).
         spacing : float, optional
             The grid spacing ``h > 0``. By default the exact lattice of the discrete Laplace or
             discrete Gaussian loss, and ``2^⌊log2(10^-4 · loss range)⌋`` for other noise.
@@ -329,13 +341,25 @@ class PrivacyLossDistribution:
         Raises
         ------
         UnsupportedError
-            For continuous noise (see :func:`gaussian_composition_epsilon`) and for noise
-            that is not symmetric or not log-concave (no single dominating pair).
+            For noise that is not symmetric or not log-concave (no single dominating pair).
         """
-        noise, shift = _lattice_pair(mechanism)
+        pair = _mechanism_pair(mechanism)
         h = None if spacing is None else v.positive("spacing", spacing)
         dps = v.dps("dps", dps)
-        return _single(noise, shift, h, dps)
+        return _single(pair, h, dps)
+
+    @classmethod
+    def from_pair(
+        cls, pair: MixturePair, spacing: float | None = None, dps: int = DEFAULT_DPS
+    ) -> PrivacyLossDistribution:
+        """The PLD of one direction of one release: a :class:`~accounting.subsampling.MixturePair`.
+
+        See :meth:`from_mechanism` for ``spacing`` and ``dps``.
+        """
+        if not isinstance(pair, MixturePair):
+            raise ParameterTypeError("pair", pair, "a MixturePair")
+        h = None if spacing is None else v.positive("spacing", spacing)
+        return _single(pair, h, v.dps("dps", dps))
 
     # -- composition ----------------------------------------------------------------------
     def compose(self, other: PrivacyLossDistribution) -> PrivacyLossDistribution:
@@ -606,31 +630,108 @@ def _iv(e: Enclosure) -> Interval:
 
 
 # ---------------------------------------------------------------------------------------
-# The PLD of one mechanism
+# Loss atoms of one pair
 # ---------------------------------------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class _Point:
+    """An atom of the loss: ``P``- and ``Q``-mass at the loss ``loss`` (an enclosure of one value).
+
+    ``j`` is its index on the pair's exact lattice (``None`` off a lattice).
+    """
+
+    j: int | None
+    p: Interval
+    q: Interval
+    loss: Interval
+
+
+@dataclass(frozen=True)
+class _CellTable:
+    """The cells of the output axis of a continuous pair with a nondecreasing loss.
+
+    ``losses[i]`` encloses the loss at the boundary ``x_i`` (increasing); ``masses[i]`` are the
+    ``P`` and ``Q`` masses of the cell ``(x_{i-1}, x_i]`` (with ``x_{-1} = -∞``, ``x_n = +∞``), so
+    each cell's loss lies between the losses of its ends; ``bottom`` and ``top`` enclose
+    ``L(-∞)`` and ``L(+∞)`` (``None``: infinite).
+    """
+
+    losses: list[Interval]
+    masses: list[tuple[Interval, Interval]]
+    bottom: Interval | None
+    top: Interval | None
+
+    def reversed(self) -> _CellTable:
+        """The table of :meth:`MixturePair.reversed`: ``x -> -x``, ``P`` and ``Q`` swapped, losses negated."""
+        return _CellTable(
+            [-loss for loss in reversed(self.losses)],
+            [(q, p) for p, q in reversed(self.masses)],
+            None if self.top is None else -self.top,
+            None if self.bottom is None else -self.bottom,
+        )
+
+
+@dataclass(frozen=True)
+class _Atoms:
+    """What one pair contributes: point atoms, a table of continuous cells, the ``P``-mass at ``+inf``.
+
+    ``infinite_hi`` also bounds the ``P``-mass left outside a window (pessimistic side only);
+    ``lattice`` is ``(offset, h)`` when every point's loss is exactly ``offset + j h``.
+    """
+
+    points: list[_Point]
+    table: _CellTable | None
+    infinite_hi: Mpf
+    infinite_lo: Mpf
+    lattice: tuple[Interval, Interval] | None
+
+
+@dataclass(frozen=True)
+class _CitedPair:
+    """The worst-case pair of an ``(ε, δ)`` guarantee (Kairouz, Oh & Viswanath 2015, Theorem 3.3's ``M̃``).
+
+    Loss ``+∞`` with probability ``δ``; ``+ε`` with ``P``-mass ``(1-δ) e^ε/(1+e^ε)`` and ``-ε``
+    with ``(1-δ)/(1+e^ε)`` (``Q`` the mirror image). Symmetric, so one pair serves every direction.
+    """
+
+    eps: float
+    dlt: float
+
+
+_Pair = MixturePair | _CitedPair
+
+
 def _lattice_pair(mechanism: object) -> tuple[LatticeNoise, int]:
-    """The noise ``X`` and shift ``Δ`` of the dominating pair ``(X + Δ, X)``."""
+    """The noise ``X`` and shift ``Δ`` of the dominating pair ``(X + Δ, X)`` of a lattice mechanism."""
+    pair = _mechanism_pair(mechanism, continuous=False)
+    shift = pair.shift_pair if isinstance(pair, MixturePair) else None
+    assert shift is not None
+    return shift
+
+
+def _mechanism_pair(mechanism: object, continuous: bool = True) -> MixturePair:
+    """The pair ``(X + Δ, X)`` of an additive mechanism (either relation: module docstring)."""
     if isinstance(mechanism, DistributedSum):
         mechanism = mechanism.mechanism
     if isinstance(mechanism, Mechanism) and not isinstance(mechanism, AdditiveNoise):
-        raise UnsupportedError(f"no privacy-loss distribution for {mechanism!r}")
+        raise UnsupportedEventError(f"no privacy-loss distribution for {mechanism!r}")
     if not isinstance(mechanism, AdditiveNoise):
         raise ParameterTypeError("mechanism", mechanism, "an AdditiveNoise or DistributedSum")
     noise = mechanism.noise
-    if isinstance(noise, Gaussian):
-        raise UnsupportedError(
-            "the Gaussian mechanism composes in closed form: use gaussian_composition_epsilon"
-        )
-    if isinstance(noise, ContinuousNoise) or not isinstance(noise, LatticeNoise):
-        raise UnsupportedError(f"no privacy-loss distribution for continuous noise {noise!r}")
+    if isinstance(noise, Gaussian | Laplace):
+        if not continuous:
+            raise UnsupportedEventError(f"{noise!r} is continuous noise: not a lattice mechanism")
+        return MixturePair(noise, Fraction(1), float(mechanism.sensitivity))
+    if not isinstance(noise, LatticeNoise):
+        raise UnsupportedEventError(f"no privacy-loss distribution for noise {noise!r}")
     if not (noise.symmetric and noise.log_concave):
-        raise UnsupportedError(
+        raise UnsupportedEventError(
             f"noise {noise!r} is not symmetric and log-concave: a single dominating pair is needed "
-            "for adaptive composition, and (X + Δ, X) is one only for such noise"
+            "for adaptive composition, and (X + Δ, X) is one only for such noise (the RDP route "
+            "accounts it)"
         )
-    return noise, int(mechanism.sensitivity)
+    return MixturePair(noise, Fraction(1), int(mechanism.sensitivity))
 
 
 def _exact_lattice(noise: LatticeNoise, shift: int) -> tuple[Interval, Interval] | None:
@@ -648,54 +749,47 @@ def _exact_lattice(noise: LatticeNoise, shift: int) -> tuple[Interval, Interval]
     return None
 
 
-@dataclass(frozen=True)
-class _Atoms:
-    """The loss atoms of one pair: ``(j, P-mass, loss)`` with ``j`` the exact lattice index
-    (``None`` off a lattice), and the ``P``-mass at ``+inf`` (``infinite_hi`` also bounds the
-    mass outside the window)."""
+def _pair_atoms(
+    pair: _Pair, spacing: float | None, bits: int, dps: int, tables: dict[MixturePair, _CellTable] | None = None
+) -> _Atoms:
+    """The atoms of one pair (``spacing`` is needed to place continuous cells).
 
-    finite: list[tuple[int | None, Interval, Interval]]
-    infinite_hi: Mpf
-    infinite_lo: Mpf
-    lattice: tuple[Interval, Interval] | None
+    ``tables`` caches the cells of continuous pairs: the reverse of a pair (the other direction
+    under add-remove) reuses its cells reflected.
+    """
+    if isinstance(pair, _CitedPair):
+        return _cited_atoms(pair, dps)
+    shift = pair.shift_pair
+    if shift is not None:
+        noise, d = shift
+        if isinstance(noise, DiscreteLaplace):
+            return _discrete_laplace_atoms(noise, d, dps)
+        return _window_atoms(*pair.sides(), bits, dps, (noise, d))
+    if pair.lattice:
+        return _window_atoms(*pair.sides(), bits, dps, None)
+    if spacing is None:
+        raise AssertionError("continuous pairs need a spacing")
+    tables = {} if tables is None else tables
+    if pair not in tables:
+        mirror = pair.reversed()
+        tables[pair] = tables[mirror].reversed() if mirror in tables else _cell_table(pair, spacing, bits, dps)
+    return _Atoms([], tables[pair], mp.zero, mp.zero, None)
 
 
-def _single(noise: LatticeNoise, shift: int, spacing: float | None, dps: int) -> PrivacyLossDistribution:
-    """The PLD of ``(X + Δ, X)``: on its exact lattice, or split onto a rounded grid."""
-    bits = _bits(dps)
-    atoms = _discrete_laplace_atoms(noise, shift, dps) if isinstance(noise, DiscreteLaplace) else None
-    if atoms is None:
-        atoms = _window_atoms(noise, shift, bits, dps)
+def _cited_atoms(pair: _CitedPair, dps: int) -> _Atoms:
     with precision(dps):
-        pess: dict[int, int] = {}
-        opt: dict[int, int] = {}
-        exact = spacing is None and atoms.lattice is not None
-        if exact:
-            assert atoms.lattice is not None
-            offset, h = atoms.lattice
-            for j, p, _ in atoms.finite:
-                assert j is not None
-                pess[j] = pess.get(j, 0) + _fixed(upper(p), bits, "c")
-                opt[j] = opt.get(j, 0) + _fixed(lower(p), bits, "f")
-            spacing_e = Enclosure.from_interval(h)
-            offset_e = Enclosure.from_interval(offset)
+        eps = iv.mpf(pair.eps)
+        keep = 1 - iv.mpf(pair.dlt)
+        e = iv.exp(eps)
+        high = keep * e / (1 + e)
+        low = keep / (1 + e)
+        if pair.eps == 0:
+            points = [_Point(None, keep, keep, iv.mpf(0))]
+            lattice = None
         else:
-            h_float = spacing if spacing is not None else _default_spacing([x for _, _, x in atoms.finite])
-            for _, p, loss in atoms.finite:
-                _split(
-                    loss, iv.mpf(h_float), _fixed(upper(p), bits, "c"), _fixed(lower(p), bits, "f"), pess, opt
-                )
-            spacing_e = Enclosure.exact(h_float)
-            offset_e = Enclosure.exact(0)
-        return PrivacyLossDistribution(
-            spacing=spacing_e,
-            offset=offset_e,
-            exact_grid=exact,
-            bits=bits,
-            dps=dps,
-            pessimistic=_truncate(_Grid.from_dict(pess, _fixed(atoms.infinite_hi, bits, "c")), up=True),
-            optimistic=_truncate(_Grid.from_dict(opt, _fixed(atoms.infinite_lo, bits, "f")), up=False),
-        )
+            points = [_Point(0, low, high, -eps), _Point(1, high, low, eps)]
+            lattice = (-eps, 2 * eps)
+        return _Atoms(points, None, upper(iv.mpf(pair.dlt)), lower(iv.mpf(pair.dlt)), lattice)
 
 
 def _discrete_laplace_atoms(noise: DiscreteLaplace, shift: int, dps: int) -> _Atoms:
@@ -703,7 +797,8 @@ def _discrete_laplace_atoms(noise: DiscreteLaplace, shift: int, dps: int) -> _At
 
     With ``q = e^{-1/b}`` (the decay itself when given) and ``y = x - Δ ~ X``: ``j = 0`` carries
     ``P(X <= -Δ) = q^Δ/(1+q)``, ``j = Δ`` carries ``P(X >= 0) = 1/(1+q)``, and ``j = y + Δ``
-    for ``-Δ < y < 0`` carries ``P(X = y) = (1-q)/(1+q) q^{-y}``; the parts sum to 1.
+    for ``-Δ < y < 0`` carries ``P(X = y) = (1-q)/(1+q) q^{-y}``; the parts sum to 1. The
+    ``Q``-mass of an atom is its ``P``-mass times ``e^{-loss}``.
     """
     with precision(dps):
         lattice = _exact_lattice(noise, shift)
@@ -713,81 +808,723 @@ def _discrete_laplace_atoms(noise: DiscreteLaplace, shift: int, dps: int) -> _At
         masses = {0: q**shift / (1 + q), shift: 1 / (1 + q)}
         for y in range(-shift + 1, 0):
             masses[y + shift] = (1 - q) / (1 + q) * q ** (-y)
-        finite: list[tuple[int | None, Interval, Interval]] = [
-            (j, m, offset + j * h) for j, m in sorted(masses.items())
-        ]
-        return _Atoms(finite, mp.zero, mp.zero, lattice)
+        points = []
+        for j, m in sorted(masses.items()):
+            loss = offset + j * h
+            points.append(_Point(j, m, m * iv.exp(-loss), loss))
+        return _Atoms(points, None, mp.zero, mp.zero, lattice)
 
 
-def _window_atoms(noise: LatticeNoise, shift: int, bits: int, dps: int) -> _Atoms:
-    """Loss atoms from the certified PMF table over a window whose tails hold at most ``2^-bits``.
+def _window_atoms(
+    p: LatticeNoise, q: LatticeNoise, bits: int, dps: int, shift_pair: tuple[LatticeNoise, int] | None
+) -> _Atoms:
+    """Loss atoms from certified PMF tables over a window whose tails hold at most ``2^-bits``.
 
-    On an exact lattice (:func:`_exact_lattice`) each loss is checked to contain its lattice point.
+    On an exact lattice (the discrete Gaussian's ``(X + Δ, X)``, where the loss at ``x`` is
+    ``Δ^2/(2σ^2) + (x - Δ) Δ/σ^2``) each loss is checked to contain its lattice point.
     """
-    a, b = noise.window(mp.ldexp(1, -bits), dps)
-    table = noise.pmf_intervals(a, b + shift, dps)
+    mass = mp.ldexp(1, -bits)
+    ap, bp = p.window(mass, dps)
+    aq, bq = q.window(mass, dps)
+    a, b = min(ap, aq), max(bp, bq)
+    _check_size(a, b, "the privacy-loss distribution")
+    ps = p.pmf_intervals(a, b, dps)
+    qs = q.pmf_intervals(a, b, dps)
+    base = p.shift if isinstance(p, Shifted) else 0
     with precision(dps):
-        inf_hi = iv.mpf(noise.cdf_bound(a - 1, dps)) + iv.mpf(noise.sf_bound(b + 1, dps))
+        lattice = None if shift_pair is None else _exact_lattice(*shift_pair)
+        inf_hi = iv.mpf(p.cdf_bound(a - 1, dps)) + iv.mpf(p.sf_bound(b + 1, dps))
         inf_lo = iv.mpf(0)
-        lattice = _exact_lattice(noise, shift)
-        finite: list[tuple[int | None, Interval, Interval]] = []
-        for y in range(a, b + 1):
-            p, q = table[y - a], table[y + shift - a]
-            if upper(p) == 0:
+        points: list[_Point] = []
+        for x, px, qx in zip(range(a, b + 1), ps, qs, strict=True):
+            if upper(px) == 0:
                 continue
-            if not lower(q) > 0:  # P-mass where Q may vanish: infinite loss (pessimistically)
-                inf_hi += iv.mpf(upper(p))
-                if upper(q) == 0:
-                    inf_lo += iv.mpf(lower(p))
+            if not lower(qx) > 0:  # P-mass where Q may vanish: infinite loss (pessimistically)
+                inf_hi += iv.mpf(upper(px))
+                if upper(qx) == 0:
+                    inf_lo += iv.mpf(lower(px))
                 continue
-            loss = iv.log(p) - iv.log(q)
+            loss = iv.log(px) - iv.log(qx)
             j = None
             if lattice is not None:
-                j = y  # the discrete Gaussian: L(y) = Δ^2/(2σ^2) + y Δ/σ^2
+                j = x - base
                 on_grid = lattice[0] + j * lattice[1]
                 if upper(on_grid) < lower(loss) or upper(loss) < lower(on_grid):
-                    raise AssertionError(f"loss at y={y} is off its exact lattice point j={j}")
-            finite.append((j, p, loss))
-        return _Atoms(finite, upper(inf_hi), lower(inf_lo), lattice)
+                    raise AssertionError(f"loss at x={x} is off its exact lattice point j={j}")
+            points.append(_Point(j, px, qx, loss))
+        return _Atoms(points, None, upper(inf_hi), lower(inf_lo), lattice)
 
 
-def _default_spacing(losses: list[Interval]) -> float:
+# ---------------------------------------------------------------------------------------
+# Continuous pairs: cells of the output axis
+# ---------------------------------------------------------------------------------------
+
+#: Extra decimal digits of the cell masses (differences of tails lose a few).
+_CELL_DPS = 10
+
+#: A cell away from the bulk may be ``2^m`` grid steps wide once the mass beyond it (``P + Q``,
+#: on its side) is below ``_TAIL_MASS / 4^m``: its second-order error then stays below that of
+#: one bulk cell.
+_TAIL_MASS = 2.0**-20
+
+#: Bulk cells span ``1/_SUBCELLS`` of a grid step of loss: the optimistic side's bound on a
+#: cell's mean loss (:func:`_cell_mean_loss`) is low by at most ``(width)^2/8``.
+_SUBCELLS = 1
+
+#: The most grid points a continuous pair's loss range may span at the chosen spacing.
+_MAX_CELL_GRID = 2**22
+
+
+def _cell_table(pair: MixturePair, h: float, bits: int, dps: int) -> _CellTable:
+    """Cells of the output axis of a continuous pair with a nondecreasing loss, on a grid of spacing ``h``.
+
+    The cell boundaries are (floats near) the points where the loss crosses ``n h``, so a
+    bulk cell spans one grid step of loss; a cell with little mass beyond it is ``2^m`` steps
+    wide (:data:`_TAIL_MASS`); the component locations of Laplace noise (where the loss has
+    kinks and flat ends) are boundaries too. Each cell's masses are certified
+    (:meth:`MixturePair.masses`) and its loss range is ``[L(x_i), L(x_{i+1})]`` (the loss is
+    monotone, so the end points bound it). The window is cut where the ``P``- and ``Q``-tails are
+    below ``2^-(bits + 8)`` (see :func:`_table_grids` for what happens beyond it).
+    """
+    import numpy as np
+
+    log_cut = -(bits + 8) * math.log(2)
+    xa, xb = pair.window_float(log_cut)
+    low_f = float(pair.loss_float(np.array([xa]))[0])
+    high_f = float(pair.loss_float(np.array([xb]))[0])
+    step = h / _SUBCELLS
+    n_lo, n_hi = math.ceil(low_f / step), math.floor(high_f / step)
+    if n_hi - n_lo > _MAX_CELL_GRID:
+        raise UnsupportedError(
+            f"the loss of {pair!r} spans {n_hi - n_lo} grid steps of {h}: choose a larger spacing"
+        )
+    chosen: list[float] = [xa, xb, *(k for k in pair.kinks() if xa < k < xb)]
+    if n_hi >= n_lo:
+        ns = np.arange(n_lo, n_hi + 1)
+        xs = pair.inverse_loss_float(ns * step, xa, xb)
+        lp_low, lp_high, lq_low, lq_high = pair.log_tails_float(xs)
+        near = np.minimum(np.logaddexp(lp_low, lq_low), np.logaddexp(lp_high, lq_high))
+        widths = np.floor((math.log(_TAIL_MASS) - near) / math.log(4.0))
+        allowed = np.maximum(widths, 0).astype(np.int64)
+        # ``near`` rises then falls along the axis, so ``allowed`` falls then rises: its minimum
+        # over [i, j] is at an end, or at the bulk ``centre`` when that lies between them.
+        centre = int(np.argmin(allowed))
+        i, last = 0, len(ns) - 1
+        while i <= last:
+            chosen.append(float(xs[i]))
+            m = int(allowed[i])
+            while m > 0:
+                j = min(i + (1 << m), last)
+                lowest = allowed[centre] if i <= centre <= j else min(allowed[i], allowed[j])
+                if lowest >= m:
+                    break
+                m -= 1
+            i += 1 << m
+    boundaries = sorted({x for x in chosen if xa <= x <= xb})
+    with precision(dps + _CELL_DPS):
+        masses = pair.masses(boundaries)
+        losses = pair.losses(boundaries)
+        for left, right in itertools.pairwise(losses):
+            if upper(right) < lower(left):
+                raise AssertionError(f"the loss of {pair!r} is not monotone where it must be")
+        bottom, top = pair.loss_limits()
+        return _CellTable(losses, masses, bottom, top)
+
+
+# ---------------------------------------------------------------------------------------
+# From atoms to the two grids
+# ---------------------------------------------------------------------------------------
+
+#: Fractional bits of a loss measured in grid steps, for the optimistic contraction.
+_LOSS_BITS = 64
+
+
+def _ratio(x: Mpf, h: Fraction, shift: int) -> tuple[int, int]:
+    """``x · 2^shift / h`` as an exact fraction ``(numerator, denominator)`` (``x`` an mpf)."""
+    sign, man, exp, _ = _raw(x)
+    num = int(man) * h.denominator
+    den = h.numerator
+    e = int(exp) + shift
+    if e >= 0:
+        num <<= e
+    else:
+        den <<= -e
+    return (-num if sign else num), den
+
+
+def _floor_steps(x: Mpf, h: Fraction, shift: int = 0) -> int:
+    """``⌊x · 2^shift / h⌋`` exactly."""
+    num, den = _ratio(x, h, shift)
+    return num // den
+
+
+def _ceil_steps(x: Mpf, h: Fraction, shift: int = 0) -> int:
+    """``⌈x · 2^shift / h⌉`` exactly."""
+    num, den = _ratio(x, h, shift)
+    return -((-num) // den)
+
+
+@dataclass(frozen=True)
+class _SplitRule:
+    """How a ``P``-mass at a loss in an interval goes onto the grid: the share ``w`` at ``j_hi``."""
+
+    j_lo: int
+    j_hi: int
+    share: Mpf  # upper end of w, in [0, 1]
+
+    def apply(self, p_up: int, pess: dict[int, int]) -> None:
+        if p_up == 0:
+            return
+        if self.j_lo == self.j_hi:
+            pess[self.j_lo] = pess.get(self.j_lo, 0) + p_up
+            return
+        top = min(p_up, _scale_int(p_up, self.share, "c"))
+        pess[self.j_hi] = pess.get(self.j_hi, 0) + top
+        pess[self.j_lo] = pess.get(self.j_lo, 0) + p_up - top
+
+
+def _split_rule(loss: Interval, h: float) -> _SplitRule:
+    """Connect the dots (Doroshenko, Ghazi, Kamath, Kumar & Manurangsi 2022) for a loss in ``loss``.
+
+    A mass at ``l`` goes to ``j_lo = ⌊l/h⌋`` and ``j_hi = ⌈l/h⌉`` preserving ``Σ p`` and
+    ``Σ p e^{-l}``: the share at ``j_hi`` is ``w = (1 - e^{-(l - j_lo h)})/(1 - e^{-(j_hi - j_lo) h})``.
+    Over an interval of losses the ends are ``⌊lo/h⌋`` and ``⌈hi/h⌉`` and the upper end of ``w``
+    is used (more mass at the higher loss is pessimistic; ``w`` increases with ``l``).
+    """
+    hf = Fraction(h)
+    j_lo = _floor_steps(lower(loss), hf)
+    j_hi = _ceil_steps(upper(loss), hf)
+    if j_lo == j_hi:
+        return _SplitRule(j_lo, j_hi, mp.one)
+    step = iv.mpf(h)
+    w = (1 - iv.exp(-(loss - j_lo * step))) / (1 - iv.exp(-(j_hi - j_lo) * step))
+    return _SplitRule(j_lo, j_hi, min(mp.one, max(mp.zero, upper(w))))
+
+
+def _split(loss: Interval, h: float, p_up: int, pess: dict[int, int]) -> None:
+    """Put ``P``-mass ``p_up`` (fixed point) at a loss in ``loss`` onto the grid (:func:`_split_rule`)."""
+    if p_up:
+        _split_rule(loss, h).apply(p_up, pess)
+
+
+def _table_grids(
+    table: _CellTable, h: float, bits: int, pess: dict[int, int], q_atoms: list[tuple[int, int]]
+) -> Mpf:
+    """Put the cells of a continuous pair on both sides of the grid; returns the ``P``-mass at ``+∞``.
+
+    **Pessimistic.** A law of the loss on ``[l_a, l_b]`` with ``P``-mass ``P`` and ``Q``-mass
+    ``Q = E_P[e^{-L}]`` is a post-processing of the two-point law at ``l_a`` and ``l_b`` with
+    the same two masses (under ``P``, ``e^{-L}`` is a mean-preserving contraction of it):
+    ``p_b = (P e^{-l_a} - Q)/(e^{-l_a} - e^{-l_b})`` and ``p_a = (Q - P e^{-l_b})/(e^{-l_a} - e^{-l_b})``
+    (upper ends of their enclosures), each end then split onto the grid (:func:`_split_rule`).
+    A cell too narrow for that division is a point at its loss range. Beyond the window: the
+    ``P``-mass of a top tail with ``L -> +∞`` goes to ``+∞``, that of a bottom tail with
+    ``L -> -∞`` to the loss at the window's end (higher than its own).
+
+    **Optimistic.** Each cell is one ``Q``-atom at a lower bound of its ``Q``-mean loss
+    (Hoeffding's lemma for ``L ∈ [l_a, l_b]`` under ``Q`` given the cell:
+    ``ln E[e^L] <= E[L] + (l_b - l_a)^2/8``, and ``E[e^L] = P/Q``, so
+    ``E[L] >= ln(P/Q) - (l_b - l_a)^2/8``; and ``E[L] >= l_a``), for :func:`_contract`. The
+    tails beyond the window are dropped.
+    """
+    hf = Fraction(h)
+    losses = table.losses
+    n = len(losses)
+    ends: list[Interval | None] = [table.bottom, *losses, table.top]
+    rules: dict[int, _SplitRule] = {}
+    exps: dict[int, tuple[Interval, Interval]] = {}
+
+    def rule(k: int) -> _SplitRule:
+        if k not in rules:
+            loss = ends[k]
+            assert loss is not None
+            rules[k] = _split_rule(loss, h)
+        return rules[k]
+
+    def exps_at(k: int) -> tuple[Interval, Interval]:
+        """``e^{-lo}`` and ``e^{-hi}`` of the end ``k``."""
+        if k not in exps:
+            loss = ends[k]
+            assert loss is not None
+            exps[k] = (iv.exp(-iv.mpf(lower(loss))), iv.exp(-iv.mpf(upper(loss))))
+        return exps[k]
+
+    infinite = iv.mpf(0)
+    for i, (p, q) in enumerate(table.masses):
+        if upper(p) == 0 and upper(q) == 0:
+            continue
+        left, right = ends[i], ends[i + 1]  # the cell's loss lies between them
+        if left is None:  # bottom tail beyond the window, L -> -∞
+            rule(i + 1).apply(_fixed(upper(p), bits, "c"), pess)
+            continue
+        if right is None:  # top tail beyond the window, L -> +∞
+            infinite += iv.mpf(upper(p))
+            continue
+        low, high = lower(left), upper(right)
+        width = high - low
+        if not width > mp.ldexp(max(mp.one, abs(low)), -iv.prec // 2):
+            _split(iv.mpf([low, high]), h, _fixed(upper(p), bits, "c"), pess)
+        else:
+            ea, eb = exps_at(i)[0], exps_at(i + 1)[1]
+            gap = ea - eb
+            cap = upper(p)
+            p_top = min(cap, max(mp.zero, upper((p * ea - q) / gap)))
+            p_bottom = min(cap, max(mp.zero, upper((q - p * eb) / gap)))
+            rule(i).apply(_fixed(p_bottom, bits, "c"), pess)
+            rule(i + 1).apply(_fixed(p_top, bits, "c"), pess)
+        m = _fixed(lower(q), bits, "f")
+        if m > 0:
+            mean = low
+            if lower(p) > 0 and lower(q) > 0:
+                w = iv.mpf(high) - iv.mpf(low)
+                mean = max(low, lower(iv.log(p / q) - w * w / 8))
+            q_atoms.append((_floor_steps(mean, hf, _LOSS_BITS), m))
+    assert n + 1 == len(table.masses)
+    return upper(infinite)
+
+
+class _Sweep:
+    """One greedy sweep of :func:`_contract`: blocks of ``Q``-atoms whose mean reaches a grid point.
+
+    ``upward``: atoms by increasing loss; a block targets the grid point ``g`` at or above its
+    first atom and takes atoms until its mean reaches ``g``, splitting the atom that crosses so
+    that the mean is ``>= g`` by less than one unit (the piece is rounded up). Downward: the
+    mirror image, the grid point at or below the first atom, the piece rounded down so the mean
+    stays ``>= g``. Either way every closed block sits at or below its mean, and the pieces of a
+    split atom add up to it; the rest of a split atom starts the next block. The block still
+    open at the end (the *leftover*) goes to the grid point below its mean: its first-order
+    error is what the choice of sweeps in :func:`_contract` keeps small.
+    """
+
+    def __init__(self, unit: int, upward: bool) -> None:
+        self.unit = unit
+        self.upward = upward
+        self.out: dict[int, int] = {}
+        self.mass = 0
+        self.moment = 0
+        self.target = 0
+
+    def _start(self, t: int, m: int) -> None:
+        unit = self.unit
+        self.target = -((-t) // unit) if self.upward else t // unit
+        if t == self.target * unit:
+            self.out[self.target] = self.out.get(self.target, 0) + m
+            self.mass = self.moment = 0
+        else:
+            self.mass, self.moment = m, m * t
+
+    def add(self, t: int, m: int) -> None:
+        if m <= 0:
+            return
+        if self.mass == 0:
+            self._start(t, m)
+            return
+        goal = self.target * self.unit
+        if (t <= goal) if self.upward else (t >= goal):
+            self.mass += m
+            self.moment += m * t
+            return
+        if self.upward:
+            need, per = goal * self.mass - self.moment, t - goal  # the piece needed is need/per
+        else:
+            need, per = self.moment - goal * self.mass, goal - t
+        if m * per <= need:  # the whole atom keeps the mean on the right side of g
+            self.mass += m
+            self.moment += m * t
+            return
+        piece = -((-need) // per) if self.upward else need // per
+        self.out[self.target] = self.out.get(self.target, 0) + self.mass + piece
+        self.mass = self.moment = 0
+        if m > piece:
+            self._start(t, m - piece)
+
+    def leftover_cost(self) -> float:
+        """``mass × (mean - ⌊mean⌋)`` of the open block, in grid steps (the first-order loss)."""
+        if not self.mass:
+            return 0.0
+        floor = self.moment // (self.mass * self.unit)
+        return float(self.moment - floor * self.mass * self.unit) / self.unit
+
+    def finish(self) -> dict[int, int]:
+        if self.mass:
+            g = self.moment // (self.mass * self.unit)
+            self.out[g] = self.out.get(g, 0) + self.mass
+            self.mass = self.moment = 0
+        return self.out
+
+
+def _contract(atoms: list[tuple[int, int]], frac: int) -> dict[int, int]:
+    """A mean-preserving contraction of ``Q``-atoms onto the grid, in exact integers.
+
+    ``atoms`` are ``(t, m)``: a loss of ``t·2^-frac`` grid steps (a lower bound) and a ``Q``-mass
+    ``m`` (fixed point). The atoms below a split point are swept upward and those above it
+    downward (:class:`_Sweep`), so that the two leftover blocks meet where the mass is thin; the
+    split point minimises the leftovers' first-order cost (a sweep in one direction only is the
+    split at an end). A law piled up against an end of its range (a subsampled loss near
+    ``ln(1 - q)``, the atoms of the discrete Laplace) is then contracted toward that end from
+    the inside, with second-order error only.
+
+    The result is valid for every composition (the module docstring): each block's mass sits at
+    a grid point at or below its ``Q``-mean.
+    """
+    ordered = sorted(a for a in atoms if a[1] > 0)
+    n = len(ordered)
+    unit = 1 << frac
+    up_cost = [0.0] * (n + 1)
+    sweep = _Sweep(unit, upward=True)
+    for i, (t, m) in enumerate(ordered):
+        sweep.add(t, m)
+        up_cost[i + 1] = sweep.leftover_cost()
+    down_cost = [0.0] * (n + 1)
+    sweep = _Sweep(unit, upward=False)
+    for i in range(n - 1, -1, -1):
+        sweep.add(*ordered[i])
+        down_cost[i] = sweep.leftover_cost()
+    split = min(range(n + 1), key=lambda s: up_cost[s] + down_cost[s])
+    up = _Sweep(unit, upward=True)
+    for t, m in ordered[:split]:
+        up.add(t, m)
+    down = _Sweep(unit, upward=False)
+    for t, m in reversed(ordered[split:]):
+        down.add(t, m)
+    out = up.finish()
+    for g, m in down.finish().items():
+        out[g] = out.get(g, 0) + m
+    return out
+
+
+def _optimistic_masses(q_masses: dict[int, int], h: float, bits: int, dps: int) -> dict[int, int]:
+    """``P``-masses ``p_g = q_g e^{g h}`` on the rounded grid, rounded down (``e^{gh}`` from below)."""
+    if not q_masses:
+        return {}
+    frac = bits + 64
+    with precision(dps + _EXTRA_DPS):
+        up_step = _fixed(lower(iv.exp(iv.mpf(h))), frac, "f")
+        down_step = _fixed(lower(iv.exp(-iv.mpf(h))), frac, "f")
+    out: dict[int, int] = {}
+    lo, hi = min(q_masses), max(q_masses)
+    factor = 1 << frac
+    for g in range(0, hi + 1):
+        if g > 0:
+            factor = (factor * up_step) >> frac
+        if g >= lo and q_masses.get(g):
+            out[g] = (q_masses[g] * factor) >> frac
+    factor = 1 << frac
+    for g in range(-1, lo - 1, -1):
+        factor = (factor * down_step) >> frac
+        if g <= hi and q_masses.get(g):
+            out[g] = (q_masses[g] * factor) >> frac
+    return out
+
+
+def _from_atoms(atoms: _Atoms, spacing: float | None, dps: int) -> PrivacyLossDistribution:
+    """The two grids of a pair: on its exact lattice, or on the rounded grid of spacing ``spacing``.
+
+    Pessimistic: ``P``-masses rounded up, points split onto the grid (:func:`_split`), cells by
+    their two-point extreme split (:func:`_table_grids`). Optimistic: on an exact lattice the
+    ``P``-masses rounded down; on a rounded grid the ``Q``-masses (rounded down) at lower bounds
+    of their losses contracted onto the grid (:func:`_contract`) and turned into ``P``-masses
+    ``q e^{l}`` (:func:`_optimistic_masses`).
+    """
+    bits = _bits(dps)
+    exact = spacing is None and atoms.lattice is not None and atoms.table is None
+    pess: dict[int, int] = {}
+    opt: dict[int, int] = {}
+    infinite_hi = atoms.infinite_hi
+    with precision(dps):
+        if exact:
+            assert atoms.lattice is not None
+            offset, h = atoms.lattice
+            for point in atoms.points:
+                assert point.j is not None
+                pess[point.j] = pess.get(point.j, 0) + _fixed(upper(point.p), bits, "c")
+                opt[point.j] = opt.get(point.j, 0) + _fixed(lower(point.p), bits, "f")
+            spacing_e = Enclosure.from_interval(h)
+            offset_e = Enclosure.from_interval(offset)
+        else:
+            h_float = spacing if spacing is not None else _default_spacing(atoms)
+            hf = Fraction(h_float)
+            q_atoms: list[tuple[int, int]] = []
+            for point in atoms.points:
+                _split(point.loss, h_float, _fixed(upper(point.p), bits, "c"), pess)
+                m = _fixed(lower(point.q), bits, "f")
+                if m > 0:
+                    q_atoms.append((_floor_steps(lower(point.loss), hf, _LOSS_BITS), m))
+            if atoms.table is not None:
+                with precision(dps + _CELL_DPS):
+                    tail = _table_grids(atoms.table, h_float, bits, pess, q_atoms)
+                infinite_hi = upper(iv.mpf(infinite_hi) + iv.mpf(tail))
+            opt = _optimistic_masses(_contract(q_atoms, _LOSS_BITS), h_float, bits, dps)
+            spacing_e = Enclosure.exact(h_float)
+            offset_e = Enclosure.exact(0)
+        return PrivacyLossDistribution(
+            spacing=spacing_e,
+            offset=offset_e,
+            exact_grid=exact,
+            bits=bits,
+            dps=dps,
+            pessimistic=_truncate(_Grid.from_dict(pess, _fixed(infinite_hi, bits, "c")), up=True),
+            optimistic=_truncate(_Grid.from_dict(opt, _fixed(atoms.infinite_lo, bits, "f")), up=False),
+        )
+
+
+def _default_spacing(atoms: _Atoms) -> float:
     """``2^⌊log2(10^-4 · range)⌋`` of the finite losses (a power of two: grids of similar
     mechanisms then coincide and can be composed)."""
-    if not losses:
+    lows = [lower(p.loss) for p in atoms.points]
+    highs = [upper(p.loss) for p in atoms.points]
+    if atoms.table is not None:
+        lows += [lower(x) for x in atoms.table.losses]
+        highs += [upper(x) for x in atoms.table.losses]
+    if not lows:
         return 1.0
-    spread = float(max(upper(x) for x in losses) - min(lower(x) for x in losses))
+    spread = float(max(highs) - min(lows))
     if not spread > 0:
-        spread = max(1.0, float(max(abs(upper(x)) for x in losses)))
-    return 2.0 ** (math.frexp(_RELATIVE_SPACING * spread)[1] - 1)
+        spread = max(1.0, float(max(abs(x) for x in highs)))
+    return _power_of_two_below(_RELATIVE_SPACING * spread)
 
 
-def _split(
-    loss: Interval, h: Interval, p_up: int, p_down: int, pess: dict[int, int], opt: dict[int, int]
-) -> None:
-    """Put one loss on a rounded grid of exact spacing ``h``.
+def _power_of_two_below(x: float) -> float:
+    return 2.0 ** (math.frexp(x)[1] - 1)
 
-    Optimistic: all of ``p_down`` at ``⌊l/h⌋``. Pessimistic: ``p_up`` split between
-    ``j_lo = ⌊l/h⌋`` and ``j_hi = ⌈l/h⌉`` preserving ``Σ p`` and ``Σ p e^{-l}`` (connect the
-    dots): the share at ``j_hi`` is ``w = (1 - e^{-(l - j_lo h)})/(1 - e^{-(j_hi - j_lo) h})``,
-    rounded up (moving the rounding to the higher loss keeps it pessimistic).
+
+def _single(
+    pair: _Pair, spacing: float | None, dps: int, tables: dict[MixturePair, _CellTable] | None = None
+) -> PrivacyLossDistribution:
+    """The PLD of one pair: on its exact lattice when it has one and no spacing is asked."""
+    bits = _bits(dps)
+    if spacing is None and isinstance(pair, MixturePair) and not pair.lattice:
+        spacing = _continuous_default_spacing(pair)
+    return _from_atoms(_pair_atoms(pair, spacing, bits, dps, tables), spacing, dps)
+
+
+def _continuous_default_spacing(pair: MixturePair) -> float:
+    """``2^⌊log2(10^-4 · r)⌋`` for the loss range ``r`` over the central ``1 - 10^-12`` of the mass."""
+    import numpy as np
+
+    xa, xb = pair.window_float(-12 * math.log(10))
+    ends = pair.loss_float(np.array([xa, xb]))
+    spread = float(ends[1] - ends[0])
+    return _power_of_two_below(_RELATIVE_SPACING * (spread if spread > 0 else 1.0))
+
+
+# ---------------------------------------------------------------------------------------
+# Ledgers: every event, both directions
+# ---------------------------------------------------------------------------------------
+
+
+def dominating_pairs(event: object, neighbouring: Neighbouring | str) -> dict[str, _Pair]:
+    """The dominating pair of ``event`` for each direction of ``neighbouring``.
+
+    Keys: ``"replace-one"`` under replace-one; ``"remove"`` and ``"add"`` under add-remove (the
+    same pair for both when it is symmetric). See the module docstring for which events are
+    held and why the others are refused.
+
+    Raises
+    ------
+    UnsupportedEventError
+        For an event without a certified dominating pair here.
     """
-    ratio = loss / h
-    j_lo = int(mp.floor(lower(ratio)))
-    j_hi = int(mp.ceil(upper(ratio)))
-    opt[j_lo] = opt.get(j_lo, 0) + p_down
-    if j_lo == j_hi:
-        pess[j_lo] = pess.get(j_lo, 0) + p_up
-        return
-    w = (1 - iv.exp(-(loss - j_lo * h))) / (1 - iv.exp(-(j_hi - j_lo) * h))
-    share = min(p_up, _scale_int(p_up, min(mp.one, max(mp.zero, upper(w))), "c"))
-    pess[j_hi] = pess.get(j_hi, 0) + share
-    pess[j_lo] = pess.get(j_lo, 0) + p_up - share
+    relation = Neighbouring.parse(neighbouring)
+    if isinstance(event, PoissonSampled | SampledWithoutReplacement):
+        return dict(event.dominating_pairs(relation))
+    if isinstance(event, PureDP | ApproxDP):
+        if event.neighbouring is not relation:
+            raise UnsupportedEventError(
+                f"{event!r} is cited for the {event.neighbouring.value} relation and cannot be "
+                f"accounted under {relation.value}"
+            )
+        pair: _Pair = _CitedPair(event.eps, event.dlt if isinstance(event, ApproxDP) else 0.0)
+    elif isinstance(event, DistributedSum) and relation is Neighbouring.ADD_REMOVE:
+        raise UnsupportedEventError(
+            f"{event!r} under add-remove: removing a user also removes their noise share, so the "
+            "pairs (X_n + k, X_{n-1}) have no single certified dominating pair and cannot be "
+            "composed by PLD (a single release is answered exactly by the mechanism itself)"
+        )
+    elif isinstance(event, AdditiveNoise | DistributedSum):
+        pair = _mechanism_pair(event)
+    else:
+        raise UnsupportedEventError(
+            f"no privacy-loss distribution for {event!r}: the PLD route holds additive noise, "
+            "distributed sums (replace-one), PureDP, ApproxDP and subsampled releases"
+        )
+    if relation is Neighbouring.REPLACE_ONE:
+        return {"replace-one": pair}
+    return {"remove": pair, "add": pair}
 
 
-# ---------------------------------------------------------------------------------------
-# Heterogeneous compositions and the Gaussian baseline
-# ---------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class ComposedPLD:
+    """A ledger composed by PLD: one composition per direction, answered by the worst.
+
+    Built by :func:`compose_events`. Under add-remove every neighbouring pair of the composition
+    is of one direction for all mechanisms (Zhu, Dong & Wang 2022), so ``δ(ε)`` is the larger of
+    the two directions' and ``ε(δ)`` likewise.
+
+    Attributes
+    ----------
+    neighbouring : Neighbouring
+        The relation.
+    directions : dict
+        The composed :class:`PrivacyLossDistribution` of each direction (one entry when both
+        directions coincide or under replace-one).
+    gaussian_sigma : tuple of float, optional
+        When the ledger is all Gaussian mechanisms: the enclosure ``(lo, hi)`` of the single
+        equivalent σ at sensitivity 1 (:func:`gaussian_equivalent_sigma`), answered in closed form.
+    """
+
+    neighbouring: Neighbouring
+    directions: dict[str, PrivacyLossDistribution]
+    gaussian_sigma: tuple[float, float] | None = None
+
+    def delta(self, epsilon: float) -> Enclosure:
+        """``δ(ε)`` of the ledger, certified: the largest over the directions."""
+        eps = v.nonnegative("epsilon", epsilon)
+        if self.gaussian_sigma is not None:
+            return _gaussian_delta(self.gaussian_sigma, eps)
+        return _max_enclosure([pld.delta(eps) for pld in self.directions.values()])
+
+    def epsilon(self, delta: float) -> Enclosure:
+        """``ε(δ)`` of the ledger, certified: the largest over the directions."""
+        d = v.open_unit("delta", delta)
+        if self.gaussian_sigma is not None:
+            return _gaussian_epsilon(self.gaussian_sigma, d)
+        return _max_enclosure([pld.epsilon(d) for pld in self.directions.values()])
+
+
+def _max_enclosure(enclosures: list[Enclosure]) -> Enclosure:
+    return Enclosure(max(e.lo for e in enclosures), max(e.hi for e in enclosures))
+
+
+def compose_events(
+    items: Iterable[tuple[object, int]],
+    neighbouring: Neighbouring | str,
+    spacing: float | None = None,
+    dps: int = DEFAULT_DPS,
+) -> ComposedPLD:
+    """Compose a ledger of events by certified PLD convolution, per direction.
+
+    Parameters
+    ----------
+    items : iterable of (event, count)
+        Events and how often each ran (adaptively composed): an
+        :class:`~accounting.mechanisms.AdditiveNoise` with Gaussian, Laplace or symmetric
+        log-concave lattice noise; a :class:`~accounting.mechanisms.DistributedSum`
+        (replace-one); a :class:`~accounting.mechanisms.PureDP` or
+        :class:`~accounting.mechanisms.ApproxDP` (under the relation of its theorem); a
+        :class:`~accounting.subsampling.PoissonSampled` or
+        :class:`~accounting.subsampling.SampledWithoutReplacement` release.
+    neighbouring : Neighbouring or str
+        The relation the sensitivities refer to.
+    spacing : float, optional
+        A common grid spacing. By default each pair's exact lattice when they all share one
+        (discrete Laplace, discrete Gaussian, cited guarantees of one ε), else the spacing
+        chosen by :func:`default_spacing`.
+    dps : int
+        Working precision in decimal digits.
+
+    Returns
+    -------
+    ComposedPLD
+        ``.epsilon(δ)`` and ``.delta(ε)`` as certified enclosures. A ledger of Gaussian
+        mechanisms only is answered in closed form (:func:`gaussian_equivalent_sigma`).
+
+    Raises
+    ------
+    UnsupportedEventError
+        For an event without a certified dominating pair (see :func:`dominating_pairs`).
+    """
+    relation = Neighbouring.parse(neighbouring)
+    entries = list(items)
+    if not entries:
+        raise ParameterError("items", entries, "at least one (event, count) pair")
+    counted: list[tuple[object, int]] = []
+    for i, item in enumerate(entries):
+        if not (isinstance(item, tuple) and len(item) == 2):
+            raise ParameterTypeError(f"items[{i}]", item, "an (event, count) pair")
+        counted.append((item[0], v.integer(f"items[{i}] count", item[1], minimum=1)))
+    h = None if spacing is None else v.positive("spacing", spacing)
+    dps = v.dps("dps", dps)
+    if all(isinstance(e, AdditiveNoise) and isinstance(e.noise, Gaussian) for e, _ in counted):
+        sigmas = [(e.noise.sigma, e.sensitivity, k) for e, k in counted]  # type: ignore[attr-defined]
+        return ComposedPLD(relation, {}, gaussian_equivalent_sigma(sigmas))
+    per_direction: dict[str, list[tuple[_Pair, int]]] = {}
+    for event, count in counted:
+        for direction, pair in dominating_pairs(event, relation).items():
+            per_direction.setdefault(direction, []).append((pair, count))
+    pairs = [pair for listed in per_direction.values() for pair, _ in listed]
+    if h is None:
+        h = default_spacing(pairs, [k for listed in per_direction.values() for _, k in listed])
+    cache: dict[_Pair, PrivacyLossDistribution] = {}
+    tables: dict[MixturePair, _CellTable] = {}
+    directions: dict[str, PrivacyLossDistribution] = {}
+    done: dict[tuple[tuple[_Pair, int], ...], PrivacyLossDistribution] = {}
+    for direction, listed in per_direction.items():
+        key = tuple(sorted(_merge(listed).items(), key=repr))
+        if key in done:  # both directions are the same ledger of pairs: compose once
+            continue
+        result: PrivacyLossDistribution | None = None
+        for pair, count in key:
+            if pair not in cache:
+                cache[pair] = _single(pair, h, dps, tables)
+            part = cache[pair].self_compose(count)
+            result = part if result is None else result.compose(part)
+        assert result is not None
+        done[key] = result
+        directions[direction] = result
+    return ComposedPLD(relation, directions)
+
+
+def _merge(listed: list[tuple[_Pair, int]]) -> dict[_Pair, int]:
+    merged: dict[_Pair, int] = {}
+    for pair, count in listed:
+        merged[pair] = merged.get(pair, 0) + count
+    return merged
+
+
+def default_spacing(pairs: Sequence[_Pair], counts: Sequence[int]) -> float | None:
+    """The grid spacing :func:`compose_events` uses when none is given (``None``: exact lattices).
+
+    ``None`` when every pair has an exact lattice with the same spacing (the composition is then
+    exact up to the rounding of probabilities). Otherwise ``2^-12`` for continuous or subsampled
+    pairs (tuned to keep ``ε`` of 10^4 subsampled Gaussian releases within ``10^-3`` relative),
+    or the pairs' default ``2^⌊log2(10^-4 · r)⌋`` for the widest single-pair loss range ``r``,
+    whichever is coarser... see the module docstring.
+    """
+    lattices = set()
+    for pair in pairs:
+        lattice = _pair_lattice(pair)
+        if lattice is None:
+            lattices = set()
+            break
+        lattices.add(lattice)
+    if len(lattices) == 1:
+        return None
+    candidates = []
+    for pair in pairs:
+        if isinstance(pair, MixturePair) and not pair.lattice:
+            candidates.append(_continuous_default_spacing(pair))
+        else:
+            candidates.append(_default_spacing(_pair_atoms(pair, None, _bits(15), 15)))
+    return max(candidates)
+
+
+def _pair_lattice(pair: _Pair) -> tuple[Mpf, Mpf] | None:
+    """The exact lattice spacing of a pair as a hashable enclosure (``None`` off a lattice)."""
+    if isinstance(pair, _CitedPair):
+        if pair.eps == 0:
+            return None
+        with precision(15):
+            h = 2 * iv.mpf(pair.eps)
+            return (lower(h), upper(h))
+    shift = pair.shift_pair
+    if shift is None:
+        return None
+    with precision(15):
+        lattice = _exact_lattice(*shift)
+        if lattice is None:
+            return None
+        return (lower(lattice[1]), upper(lattice[1]))
 
 
 def compose_mechanisms(
@@ -795,7 +1532,10 @@ def compose_mechanisms(
     spacing: float | None = None,
     dps: int = DEFAULT_DPS,
 ) -> PrivacyLossDistribution:
-    """The PLD of running each mechanism its count of times (independent noise).
+    """The PLD of running each lattice mechanism its count of times (independent noise).
+
+    Kept for the callers of the single symmetric pair ``(X + Δ, X)`` (the same under both
+    relations for additive noise); :func:`compose_events` is the general entry point.
 
     Parameters
     ----------
@@ -811,21 +1551,21 @@ def compose_mechanisms(
     items = list(mechanisms_with_counts)
     if not items:
         raise ParameterError("mechanisms_with_counts", items, "at least one (mechanism, count) pair")
-    pairs = []
+    pairs: list[tuple[_Pair, int]] = []
     for i, item in enumerate(items):
         if not (isinstance(item, tuple) and len(item) == 2):
             raise ParameterTypeError(f"mechanisms_with_counts[{i}]", item, "a (mechanism, count) pair")
-        pairs.append(
-            (_lattice_pair(item[0]), v.integer(f"mechanisms_with_counts[{i}] count", item[1], minimum=1))
-        )
+        noise, shift = _lattice_pair(item[0])
+        count = v.integer(f"mechanisms_with_counts[{i}] count", item[1], minimum=1)
+        pairs.append((MixturePair(noise, Fraction(1), shift), count))
     h = None if spacing is None else v.positive("spacing", spacing)
     dps = v.dps("dps", dps)
-    plds = [_single(noise, shift, h, dps) for (noise, shift), _ in pairs]
+    plds = [_single(pair, h, dps) for pair, _ in pairs]
     if len({(p.spacing.lo, p.spacing.hi) for p in plds}) > 1:
         # The widest loss range sets the scale of the composition (a narrower one just spans
         # fewer grid points).
         common = max(_rounded_default(p) for p in plds)
-        plds = [_single(noise, shift, common, dps) for (noise, shift), _ in pairs]
+        plds = [_single(pair, common, dps) for pair, _ in pairs]
     result = plds[0].self_compose(pairs[0][1])
     for pld, (_, count) in zip(plds[1:], pairs[1:], strict=True):
         result = result.compose(pld.self_compose(count))
@@ -836,43 +1576,85 @@ def _rounded_default(pld: PrivacyLossDistribution) -> float:
     """The default rounded spacing of a single mechanism's PLD (from its loss range)."""
     lo, hi = pld.loss_range
     spread = hi - lo if hi > lo else max(1.0, abs(hi))
-    return 2.0 ** (math.frexp(_RELATIVE_SPACING * spread)[1] - 1)
+    return _power_of_two_below(_RELATIVE_SPACING * spread)
 
 
-def _gaussian_sigma(sigma: float, count: int) -> tuple[float, float]:
-    """Floats ``lo <= σ/√count <= hi`` (outward rounding)."""
+# ---------------------------------------------------------------------------------------
+# The Gaussian closed form
+# ---------------------------------------------------------------------------------------
+
+
+def gaussian_equivalent_sigma(items: Iterable[tuple[float, float, int]]) -> tuple[float, float]:
+    """The σ of the one Gaussian mechanism (sensitivity 1) equal to a ledger of Gaussian mechanisms.
+
+    The privacy loss of ``N(0, σ^2)`` with ℓ2 sensitivity ``Δ`` is ``N(μ, 2μ)`` with
+    ``μ = Δ^2/(2σ^2)``; losses add, so ``k_i`` runs of ``(σ_i, Δ_i)`` compose to the Gaussian
+    mechanism with ``1/σ_eff^2 = Σ k_i Δ_i^2/σ_i^2`` (Dong, Roth & Su 2019, Gaussian DP,
+    Corollary 3.3: ``μ_i``-GDP compose to ``√(Σ μ_i^2)``-GDP).
+
+    Parameters
+    ----------
+    items : iterable of (sigma, sensitivity, count)
+        Each ``σ > 0``, ``Δ > 0`` and ``count >= 1``.
+
+    Returns
+    -------
+    tuple of float
+        ``(lo, hi)``: floats with ``lo <= σ_eff <= hi`` (``lo`` is the one to use for an upper
+        bound on ε or δ: less noise is pessimistic).
+    """
+    listed = list(items)
+    if not listed:
+        raise ParameterError("items", listed, "at least one (sigma, sensitivity, count)")
     with precision(30):
-        s = iv.mpf(sigma) / iv.sqrt(iv.mpf(count))
+        total = iv.mpf(0)
+        for i, item in enumerate(listed):
+            if not (isinstance(item, tuple) and len(item) == 3):
+                raise ParameterTypeError(f"items[{i}]", item, "a (sigma, sensitivity, count) triple")
+            sigma, sensitivity, count = item
+            v.positive(f"items[{i}] sigma", sigma)
+            v.positive(f"items[{i}] sensitivity", sensitivity)
+            k = v.integer(f"items[{i}] count", count, minimum=1)
+            total += k * (to_interval(sensitivity) / to_interval(sigma)) ** 2
+        s = 1 / iv.sqrt(total)
         return float_down(lower(s)), float_up(upper(s))
+
+
+def _gaussian_epsilon(sigma: tuple[float, float], delta: float) -> Enclosure:
+    """``ε(δ)`` of the Gaussian mechanism with σ in ``[lo, hi]`` and sensitivity 1 (Balle–Wang Thm 8)."""
+    s_lo, s_hi = sigma
+    high = bounds.gaussian_epsilon_analytic(s_lo, delta, 1.0) if s_lo > 0 else math.inf
+    low = bounds.gaussian_epsilon_analytic(s_hi, delta, 1.0)
+    return Enclosure.from_rounded_up(high, low)
+
+
+def _gaussian_delta(sigma: tuple[float, float], epsilon: float) -> Enclosure:
+    """``δ(ε)`` of the Gaussian mechanism with σ in ``[lo, hi]`` and sensitivity 1 (Balle–Wang Thm 8)."""
+    s_lo, s_hi = sigma
+    high = bounds.gaussian_delta_analytic(s_lo, epsilon, 1.0) if s_lo > 0 else 1.0
+    low = bounds.gaussian_delta_analytic(s_hi, epsilon, 1.0)
+    return Enclosure.from_rounded_up(min(high, 1.0), low)
 
 
 def gaussian_composition_epsilon(sigma: float, sensitivity: float, count: int, delta: float) -> Enclosure:
     """``ε(δ)`` of ``count`` Gaussian mechanisms ``N(0, σ^2)`` with ℓ2 sensitivity ``Δ``, exactly.
 
-    The privacy loss of the Gaussian mechanism is Gaussian, ``N(μ, 2μ)`` with
-    ``μ = Δ^2/(2σ^2)``, so ``k`` of them compose to the Gaussian mechanism with ``σ/√k``
-    (Dong–Roth–Su 2019, Gaussian DP: ``μ``-GDP composes to ``√k μ``-GDP), whose ``ε(δ)`` is
-    Balle–Wang 2018 Theorem 8 (:func:`accounting.bounds.gaussian_epsilon_analytic`). The
-    effective ``σ/√k`` is rounded *down* for the upper end (less noise, larger ε) and up for
-    the lower end.
+    ``k`` of them compose to the Gaussian mechanism with ``σ/(Δ√k)`` at sensitivity 1
+    (:func:`gaussian_equivalent_sigma`), whose ``ε(δ)`` is Balle–Wang 2018 Theorem 8
+    (:func:`accounting.bounds.gaussian_epsilon_analytic`). The effective σ is rounded *down*
+    for the upper end (less noise, larger ε) and up for the lower end.
     """
-    s = v.positive("sigma", sigma)
-    d = v.positive("sensitivity", sensitivity)
+    v.positive("sigma", sigma)
+    v.positive("sensitivity", sensitivity)
     k = v.integer("count", count, minimum=1)
     dl = v.open_unit("delta", delta)
-    s_lo, s_hi = _gaussian_sigma(s, k)
-    high = bounds.gaussian_epsilon_analytic(s_lo, dl, d) if s_lo > 0 else math.inf
-    low = bounds.gaussian_epsilon_analytic(s_hi, dl, d)
-    return Enclosure.from_rounded_up(high, low)
+    return _gaussian_epsilon(gaussian_equivalent_sigma([(sigma, sensitivity, k)]), dl)
 
 
 def gaussian_composition_delta(sigma: float, sensitivity: float, count: int, epsilon: float) -> Enclosure:
     """``δ(ε)`` of ``count`` Gaussian mechanisms (see :func:`gaussian_composition_epsilon`)."""
-    s = v.positive("sigma", sigma)
-    d = v.positive("sensitivity", sensitivity)
+    v.positive("sigma", sigma)
+    v.positive("sensitivity", sensitivity)
     k = v.integer("count", count, minimum=1)
     eps = v.nonnegative("epsilon", epsilon)
-    s_lo, s_hi = _gaussian_sigma(s, k)
-    high = bounds.gaussian_delta_analytic(s_lo, eps, d) if s_lo > 0 else 1.0
-    low = bounds.gaussian_delta_analytic(s_hi, eps, d)
-    return Enclosure.from_rounded_up(min(high, 1.0), low)
+    return _gaussian_delta(gaussian_equivalent_sigma([(sigma, sensitivity, k)]), eps)
