@@ -60,7 +60,7 @@ from typing import Any, Literal
 from mpmath import mp
 
 from accounting import _validate as v
-from accounting import bounds, conversion
+from accounting import bounds, composition, conversion
 from accounting._certified import DEFAULT_DPS, Enclosure, float_down
 from accounting.composition import RdpCurve, sum_up
 from accounting.errors import (
@@ -435,6 +435,8 @@ class Accountant:
                 # PLD has closed-form atoms for it.
                 if not _symmetric_lattice(m):
                     raise
+        if route == "pld" and len(pairs) == 1 and isinstance(pairs[0][1], PureDP | ApproxDP):
+            return _kov(pairs[0][1], pairs[0][0].count, at, want_epsilon)
         approx = [(e, m) for e, m in pairs if isinstance(m, ApproxDP) and m.dlt > 0]
         rest = [(e, m) for e, m in pairs if not (isinstance(m, ApproxDP) and m.dlt > 0)]
         if not approx:
@@ -482,7 +484,7 @@ class Accountant:
         return len(self._events) == 1 and self._events[0].count == 1
 
     def _pld_applies(self) -> bool:
-        if self._single():
+        if self._single() or (len(self._views) == 1 and isinstance(self._views[0], PureDP | ApproxDP)):
             return True
         views = [m for m in self._views if not (isinstance(m, ApproxDP) and m.dlt > 0)]
         if views and all(isinstance(_noise_of(m), Gaussian) for m in views):
@@ -638,6 +640,18 @@ def _symmetric_lattice(m: Mechanism) -> bool:
 def _subtract_down(a: float, b: float) -> float:
     """``a - b`` rounded down (what is left of a budget: never more than there is)."""
     return float_down(mp.mpf(a) - mp.mpf(b)) if a != b else 0.0
+
+
+def _kov(m: PureDP | ApproxDP, k: int, at: float, want_epsilon: bool) -> Enclosure:
+    """``k`` runs of one cited ``(ε, δ)`` guarantee, exactly: Kairouz, Oh & Viswanath 2015 Thm 3.3
+    (:func:`accounting.composition.advanced_composition_kov`, the optimal composition)."""
+    eps, dlt = m.eps, (m.dlt if isinstance(m, ApproxDP) else 0.0)
+    if want_epsilon:
+        try:
+            return Enclosure.from_rounded_up(composition.advanced_composition_kov(eps, dlt, k, at))
+        except ParameterError:  # δ below 1 - (1 - δ_i)^k: no finite ε
+            return Enclosure(mp.inf, mp.inf)
+    return Enclosure.from_rounded_up(composition.advanced_composition_kov_delta(eps, dlt, k, at))
 
 
 def _pure_answer(total: float, at: float, want_epsilon: bool) -> Enclosure:

@@ -36,7 +36,7 @@ from accounting._certified import DEFAULT_DPS, Enclosure, float_up, precision, u
 from accounting._search import smallest
 from accounting.accountant import Accountant, EventLike
 from accounting.errors import ParameterError, ParameterTypeError, UnsupportedError
-from accounting.mechanisms import AdditiveNoise, DistributedSum, Mechanism
+from accounting.mechanisms import AdditiveNoise, ApproxDP, DistributedSum, Mechanism
 from accounting.neighbouring import Neighbouring
 from accounting.noise import (
     DiscreteGaussian,
@@ -603,6 +603,10 @@ class ShuffleSumParameters:
     def scale(self) -> float:
         """``levels / (2B)``: encoded units per unit of input."""
         return self.levels / (2 * self.bound)
+
+    def event(self) -> ApproxDP:
+        """One call's cited ``(ε, δ)``-SDP as a ledger event (replace-one, as the theorem)."""
+        return ApproxDP(self.epsilon, self.delta, self.theorem)
 
     def variance(self) -> float:
         """An upper bound on the variance of each coordinate of the estimate of ``Σ x``:

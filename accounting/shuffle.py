@@ -50,6 +50,7 @@ from accounting._certified import upper as _hi
 from accounting._search import largest, smallest
 from accounting.composition import drv_epsilon
 from accounting.errors import ParameterError, UnsupportedError
+from accounting.mechanisms import ApproxDP
 
 __all__ = [
     "BOUNDS",
@@ -122,6 +123,11 @@ class AmplificationBound:
     lower: float | None
     valid: bool
     conditions: str
+
+    def event(self) -> ApproxDP:
+        """This guarantee as an event an :class:`~accounting.accountant.Accountant` composes
+        (for the replace-one relation of the shuffle model's theorems)."""
+        return ApproxDP(self.epsilon, self.delta, f"{self.bound}: {self.theorem}")
 
 
 # --------------------------------------------------------------------------------------------
@@ -1083,6 +1089,12 @@ class Theorem53Calibration:
     valid: bool
     conditions: str
     theorem: str
+
+    def event(self) -> ApproxDP:
+        """The total ``(ε, δ)`` of the two streams as a ledger event (replace-one)."""
+        if not self.valid:
+            raise UnsupportedError(f"Theorem 5.3 certifies nothing here: {self.conditions}")
+        return ApproxDP(self.epsilon, self.delta, self.theorem)
 
 
 _THEOREM53 = (

@@ -314,3 +314,23 @@ def test_calibrate_a_whole_ledger() -> None:
     with pytest.raises(ParameterError) as err:
         calibrate(ledger, 2.0, 1e-6, compositions=2)
     assert err.value.name == "compositions"
+
+
+def test_cited_results_of_the_project_enter_the_ledger() -> None:
+    """Shuffle amplification and the shuffle summation protocols give (ε, δ) events; k runs of one
+    are accounted exactly (KOV), never above basic composition."""
+    from accounting import shuffle
+    from accounting.calibration import shuffle_sum_parameters
+    from accounting.composition import advanced_composition_kov
+
+    bound = shuffle.amplify(4.0, 100_000, 1e-6)
+    event = bound.event()
+    assert (event.eps, event.dlt) == (bound.epsilon, bound.delta)
+    acc = Accountant().compose(event, 3)
+    answer = acc.epsilon(1e-5)
+    assert answer.route == "pld"
+    assert float(answer) == advanced_composition_kov(bound.epsilon, bound.delta, 3, 1e-5)
+    assert float(answer) <= 3 * bound.epsilon
+    params = shuffle_sum_parameters("dpdpe-scalar", 1.0, 1e-6, 1000)
+    assert params.event() == ApproxDP(1.0, 1e-6, params.theorem)
+    assert Accountant().supports(params.event())
