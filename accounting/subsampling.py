@@ -199,25 +199,31 @@ def _tail_scale(noise: Gaussian | Laplace) -> Interval:
     return to_interval(noise.scale)
 
 
+_ONE = iv.mpf(1)
+
+
 def _mass_between(first: tuple[Interval, bool] | None, second: tuple[Interval, bool] | None) -> Interval:
     """``P(z1 < X <= z2)`` from the small tails at ``z1`` and ``z2`` (``None``: ``∓∞``)."""
     if first is None and second is None:
-        return iv.mpf(1)
+        return _ONE
     if first is None:
         assert second is not None
         t2, up2 = second
-        return 1 - t2 if up2 else t2
-    if second is None:
+        mass = _ONE - t2 if up2 else t2
+    elif second is None:
         t1, up1 = first
-        return t1 if up1 else 1 - t1
-    (t1, up1), (t2, up2) = first, second
-    if up1 and up2:
-        mass = t1 - t2
-    elif not up1 and not up2:
-        mass = t2 - t1
-    else:  # z1 on the lower side, z2 on the upper side
-        mass = 1 - t1 - t2
-    return iv.mpf([max(mp.zero, lower(mass)), max(mp.zero, upper(mass))])
+        mass = t1 if up1 else _ONE - t1
+    else:
+        (t1, up1), (t2, up2) = first, second
+        if up1 and up2:
+            mass = t1 - t2
+        elif not up1 and not up2:
+            mass = t2 - t1
+        else:  # z1 on the lower side, z2 on the upper side
+            mass = _ONE - t1 - t2
+    if lower(mass) >= 0:
+        return mass
+    return iv.mpf([0, max(mp.zero, upper(mass))])
 
 
 # ---------------------------------------------------------------------------------------
@@ -522,19 +528,29 @@ class MixturePair:
     def losses(self, xs: Sequence[Interval | Mpf | float]) -> list[Interval]:
         """:meth:`loss` at each point of ``xs`` (the constants are enclosed once)."""
         noise = self.noise
-        if isinstance(noise, Gaussian):
-            scale = 2 * to_interval(noise.sigma) ** 2
+        gaussian = isinstance(noise, Gaussian)
+        if gaussian:
+            s2 = to_interval(noise.sigma) ** 2  # type: ignore[union-attr]
         else:
             assert isinstance(noise, Laplace)
-            scale = to_interval(noise.scale)
-        a, b = float(self.p_shift), float(self.q_shift)
-        alpha, beta = self.p_weight, self.q_weight
+            b = to_interval(noise.scale)
+        terms = []
+        for weight, shift, sign in ((self.p_weight, float(self.p_shift), 1), (self.q_weight, float(self.q_shift), -1)):
+            if weight == 0 or shift == 0:
+                continue
+            w = to_interval(weight)
+            s_iv = iv.mpf(shift)
+            slope, offset = (s_iv / s2, s_iv * s_iv / (2 * s2)) if gaussian else (s_iv, iv.mpf(0))
+            terms.append((weight == 1, 1 - w, w, slope, offset, s_iv, sign))
         out = []
         for x in xs:
             xi = iv.mpf(x)
-            num = iv.mpf(0) if a == 0 else self._log_mix(alpha, self._log_ratio(xi, a, scale))
-            den = iv.mpf(0) if b == 0 else self._log_mix(beta, self._log_ratio(xi, b, scale))
-            out.append(num - den)
+            total = iv.mpf(0)
+            for whole, keep, w, slope, offset, s_iv, sign in terms:
+                r = xi * slope - offset if gaussian else (abs(xi) - abs(xi - s_iv)) / b
+                part = r if whole else iv.log(keep + w * iv.exp(r))
+                total = total + part if sign > 0 else total - part
+            out.append(total)
         return out
 
     def masses(self, boundaries: Sequence[Mpf]) -> list[tuple[Interval, Interval]]:
