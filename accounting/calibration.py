@@ -279,6 +279,14 @@ def _bracket_and_search(excess: Callable[[float], float], first: float, rtol: fl
         lo, hi = hi, hi * 2
         if hi > 1e300:
             raise UnsupportedError("no noise level up to 1e300 meets the target")
+        try:
+            excess(hi)
+        except UnsupportedError as err:
+            raise UnsupportedError(
+                f"no noise level meets the target: ε is still above it at θ = {lo!r} and θ = {hi!r} "
+                f"cannot be accounted ({err}); under add-remove a distributed sum has an ε floor that "
+                "no amount of noise removes (the removed user's share changes the variance)"
+            ) from None
     if lo == hi:
         while excess(lo) <= 0:
             hi, lo = lo, lo / 2

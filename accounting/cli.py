@@ -23,8 +23,8 @@ from typing import Any, NoReturn
 from mpmath import mp
 
 from accounting import bounds, shuffle
-from accounting._certified import float_down, float_up
-from accounting.accountant import ROUTES, Accountant, mechanism_to_dict, noise_to_dict
+from accounting._certified import float_down
+from accounting.accountant import PUBLISHED, ROUTES, Accountant, EventLike, mechanism_to_dict, noise_to_dict
 from accounting.calibration import (
     FAMILIES,
     SHUFFLE_SUM_PROTOCOLS,
@@ -34,8 +34,9 @@ from accounting.calibration import (
     shuffle_sum_parameters,
 )
 from accounting.conversion import rdp_to_dp, zcdp_to_dp_cks
-from accounting.errors import AccountingError, ParameterError, ParameterTypeError
+from accounting.errors import AccountingError, ParameterError, ParameterTypeError, UnsupportedEventError
 from accounting.mechanisms import AdditiveNoise, DistributedSum, Mechanism
+from accounting.neighbouring import Neighbouring
 from accounting.noise import (
     CenteredBinomial,
     DiscreteGaussian,
@@ -180,6 +181,11 @@ def noise_from_arguments(args: argparse.Namespace) -> NoiseDistribution:
 def _mechanism(args: argparse.Namespace) -> Mechanism:
     share = noise_from_arguments(args)
     if args.users > 1:
+        if isinstance(share, Gaussian) and _relation(args) is Neighbouring.ADD_REMOVE:
+            raise UnsupportedEventError(
+                "--noise gaussian --users N under --neighbouring add-remove: removing a user removes "
+                "a share too; give the total noise (--users 1) or use discrete shares"
+            )
         if isinstance(share, Gaussian):
             # Gaussian shares sum to a Gaussian of n times the variance.
             with mp.workdps(40):
@@ -222,15 +228,38 @@ def _emit(args: argparse.Namespace, record: dict[str, object], text: str) -> int
     return 0
 
 
+def _relation(args: argparse.Namespace) -> Neighbouring:
+    return Neighbouring.parse(getattr(args, "neighbouring", Neighbouring.REPLACE_ONE.value))
+
+
+def _event(args: argparse.Namespace, mech: Mechanism) -> EventLike:
+    """The release: the mechanism, or the mechanism on a sampled batch (``--sampling-rate``)."""
+    rate = getattr(args, "sampling_rate", None)
+    if rate is None:
+        if getattr(args, "sampling", None) is not None:
+            raise ParameterError("--sampling", args.sampling, "given together with --sampling-rate")
+        return mech
+    from accounting import subsampling
+
+    if args.sampling in (None, "poisson"):
+        return subsampling.PoissonSampled(mech, rate)  # type: ignore[arg-type,return-value]
+    return subsampling.SampledWithoutReplacement(mech, rate)  # type: ignore[arg-type,return-value]
+
+
+def _ledger(args: argparse.Namespace, mech: Mechanism) -> Accountant:
+    return Accountant(_relation(args), dps=args.dps).compose(_event(args, mech), args.compositions)
+
+
 def _answer(args: argparse.Namespace, asked: str, given: str) -> int:
     """``epsilon`` (asked) at a ``delta`` (given), or the other way round."""
     mech = _mechanism(args)
-    acc = Accountant(dps=args.dps).compose(mech, args.compositions)
+    acc = _ledger(args, mech)
     at = getattr(args, given)
     answer = acc.epsilon(at, args.route) if asked == "epsilon" else acc.delta(at, args.route)
     record: dict[str, object] = {
         "command": asked,
         "inputs": _inputs(args, (*_NOISE_OPTIONS, given, "route")),
+        "neighbouring": acc.neighbouring.value,
         asked: answer.upper,
         f"{asked}_lower": answer.lower,
         "route": answer.route,
@@ -251,8 +280,8 @@ def _cmd_delta(args: argparse.Namespace) -> int:
 
 def _cmd_rdp(args: argparse.Namespace) -> int:
     mech = _mechanism(args)
-    with mp.workdps(args.dps + 20):  # k × (upper end), rounded up from the exact product
-        values = {str(a): float_up(args.compositions * mech.rdp(a, args.dps).hi) for a in args.alpha}
+    acc = _ledger(args, mech)
+    values = {str(a): acc.rdp(a) for a in args.alpha}  # the ledger's one sum, rounded up
     record: dict[str, object] = {
         "command": "rdp",
         "inputs": _inputs(args, (*_NOISE_OPTIONS, "alpha")),
@@ -280,9 +309,11 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
         users=args.users,
         route=args.route,
         dps=args.dps,
+        neighbouring=_relation(args),
     )
     record: dict[str, object] = {
         "command": "calibrate",
+        "neighbouring": _relation(args).value,
         "inputs": _inputs(
             args, ("noise", "epsilon", "delta", "sensitivity", "compositions", "users", "route")
         ),
@@ -419,6 +450,10 @@ def _order(text: str) -> float:
     return float(parse_number(text, float, lambda v: v > 1, "a number > 1 (or inf)"))
 
 
+def _rate(text: str) -> float:
+    return float(parse_number(text, float, lambda v: 0 < v <= 1, "a sampling rate q in (0, 1]"))
+
+
 def _unit_float(text: str) -> float:
     return float(parse_number(text, float, lambda v: 0 < v < 1, "in the open interval (0, 1)"))
 
@@ -463,14 +498,41 @@ def build_parser() -> argparse.ArgumentParser:
         add_noise_arguments(cmd)
         common(cmd, users=False)
 
-    def common(cmd: argparse.ArgumentParser, users: bool = True) -> None:
+    def common(cmd: argparse.ArgumentParser, users: bool = True, sampling: bool = True) -> None:
         if users:
             cmd.add_argument("--users", type=_positive_int, default=1, help="users adding shares (default 1)")
         cmd.add_argument("--sensitivity", type=_positive_float, default=1, help="sensitivity Δ (default 1)")
         cmd.add_argument(
             "--compositions", type=_positive_int, default=1, help="releases composed (default 1)"
         )
-        cmd.add_argument("--route", choices=ROUTES, default="auto", help="accounting route (default auto)")
+        cmd.add_argument(
+            "--route",
+            choices=[*ROUTES, *(f"published:{name}" for name in PUBLISHED)],
+            default="auto",
+            metavar="ROUTE",
+            help="accounting route: " + ", ".join(ROUTES) + ", published:<"
+            + "|".join(PUBLISHED) + "> (default auto)",
+        )
+        cmd.add_argument(
+            "--neighbouring",
+            choices=[n.value for n in Neighbouring],
+            default=Neighbouring.REPLACE_ONE.value,
+            help="neighbouring relation the sensitivity refers to (default replace-one; "
+            "dp_accounting's default is add-remove)",
+        )
+        if sampling:
+            cmd.add_argument(
+                "--sampling-rate",
+                type=_rate,
+                help="each release runs on a sampled batch: q in (0, 1] (Poisson: inclusion "
+                "probability; fixed: batch size / dataset size); the sensitivity is then one "
+                "record's contribution bound",
+            )
+            cmd.add_argument(
+                "--sampling",
+                choices=("poisson", "fixed"),
+                help="poisson (default) or fixed-size batches without replacement",
+            )
         cmd.add_argument(
             "--dps", type=_positive_int, default=20, help="working precision in digits (default 20)"
         )
@@ -495,7 +557,7 @@ def build_parser() -> argparse.ArgumentParser:
     cal_cmd.add_argument("--noise", choices=FAMILIES, required=True, help="noise family")
     cal_cmd.add_argument("--epsilon", type=_positive_float, required=True, help="target ε > 0")
     cal_cmd.add_argument("--delta", type=_unit_float, required=True, help="target δ in (0, 1)")
-    common(cal_cmd)
+    common(cal_cmd, sampling=False)
     cal_cmd.set_defaults(func=_cmd_calibrate, dps=15)
 
     proto = sub.add_parser("protocol", help="parameters of Theorems 1-6 of the distributed MAB paper")

@@ -159,3 +159,58 @@ def test_shuffle_protocol_bad_input_exits_2(
         code = int(err.code or 0)
     assert code == 2
     assert needle in capsys.readouterr().err
+
+
+def test_neighbouring_relation_option(capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 14: --neighbouring add-remove changes a distributed sum's answer (the removed share)."""
+    base = ["epsilon", "--noise", "skellam", "--variance", "10", "--users", "10", "--delta", "1e-6", "--json"]
+    replace = _json(capsys, base)
+    add_remove = _json(capsys, [*base, "--neighbouring", "add-remove"])
+    assert replace["neighbouring"] == "replace-one"
+    assert add_remove["neighbouring"] == "add-remove"
+    assert float(replace["epsilon"]) == pytest.approx(0.3895, abs=1e-4)  # type: ignore[arg-type]
+    assert float(add_remove["epsilon"]) == pytest.approx(1.4074, abs=1e-4)  # type: ignore[arg-type]
+
+
+def test_published_route_option(capsys: pytest.CaptureFixture[str]) -> None:
+    base = ["epsilon", "--noise", "skellam", "--variance", "100", "--delta", "1e-6", "--json"]
+    exact = _json(capsys, base)
+    published = _json(capsys, [*base, "--route", "published:skellam-akl"])
+    assert published["route"] == "published:skellam-akl"
+    assert float(published["epsilon"]) >= float(exact["epsilon"])  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("argv", "option"),
+    [
+        (["epsilon", "--noise", "gaussian", "--sigma", "1", "--users", "4", "--delta", "1e-5",
+          "--neighbouring", "add-remove"], "add-remove"),
+        (["epsilon", "--noise", "gaussian", "--sigma", "1", "--delta", "1e-5", "--neighbouring", "both"],
+         "--neighbouring"),
+        (["epsilon", "--noise", "gaussian", "--sigma", "1", "--delta", "1e-5", "--sampling-rate", "0"],
+         "--sampling-rate"),
+        (["epsilon", "--noise", "gaussian", "--sigma", "1", "--delta", "1e-5", "--sampling-rate", "1.5"],
+         "--sampling-rate"),
+        (["epsilon", "--noise", "gaussian", "--sigma", "1", "--delta", "1e-5", "--sampling", "fixed"],
+         "--sampling"),
+        (["epsilon", "--noise", "gaussian", "--sigma", "1", "--delta", "1e-5", "--route", "published:x"],
+         "--route"),
+    ],
+)
+def test_relation_and_sampling_errors_exit_2(
+    argv: list[str], option: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    try:
+        code = main(argv)
+    except SystemExit as err:
+        code = int(err.code or 0)
+    assert code == 2
+    err_text = capsys.readouterr().err
+    assert option in err_text
+    assert "Traceback" not in err_text and len(err_text.strip().splitlines()) <= 2
+
+
+def test_rdp_goes_through_the_ledger(capsys: pytest.CaptureFixture[str]) -> None:
+    data = _json(capsys, ["rdp", "--noise", "gaussian", "--sigma", "2", "--alpha", "2", "10",
+                          "--compositions", "3", "--json"])
+    assert data["rdp"] == {"2.0": 0.75, "10.0": 3.75}  # 3 × α/(2σ²), exact
