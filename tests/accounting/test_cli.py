@@ -207,7 +207,8 @@ def test_relation_and_sampling_errors_exit_2(
     assert code == 2
     err_text = capsys.readouterr().err
     assert option in err_text
-    assert "Traceback" not in err_text and len(err_text.strip().splitlines()) <= 2
+    assert "Traceback" not in err_text
+    assert len(err_text.strip().splitlines()) <= 2
 
 
 def test_rdp_goes_through_the_ledger(capsys: pytest.CaptureFixture[str]) -> None:
