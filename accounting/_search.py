@@ -138,40 +138,13 @@ def largest(
     hi: float,
     *,
     rtol: float = 0.0,
-    log: bool = False,
     max_steps: int = 400,
 ) -> float:
     """The largest float ``x ∈ [lo, hi)`` where ``condition`` holds, for a condition that holds up
     to some point (``condition(lo)`` true, ``condition(hi)`` false, ``lo < hi`` finite).
 
-    The mirror of :func:`smallest` (same rules); returns the left end of the final bracket, where
-    ``condition`` was evaluated to hold (or the given ``lo``).
+    :func:`smallest` on ``y = -x`` (an excess must be nondecreasing in ``x``); returns the left end
+    of the final bracket, where ``condition`` was evaluated to hold (or the given ``lo``).
     """
-    _bracket(lo, hi, log)
-    f_lo = f_hi = math.nan
-    side = 0
-    for _ in range(max_steps):
-        if hi - lo <= rtol * abs(hi):
-            break
-        # An excess g(x) <= 0 where the condition holds, nondecreasing: the secant of g.
-        x = _secant(lo, hi, f_lo, f_hi, log)
-        if x is None:
-            x = _between(lo, hi)
-            if x is None:
-                break
-        value = condition(x)
-        if _holds(value):
-            lo = x
-            f_lo = -1.0 if isinstance(value, bool) else float(value)
-            if side == 1:
-                f_hi /= 2
-            side = 1
-        else:
-            hi = x
-            f_hi = 1.0 if isinstance(value, bool) else float(value)
-            if side == -1:
-                f_lo /= 2
-            side = -1
-        if isinstance(value, bool):
-            f_lo = f_hi = math.nan
-    return lo
+    _bracket(lo, hi, False)
+    return -smallest(lambda y: condition(-y), -hi, -lo, rtol=rtol, max_steps=max_steps)
