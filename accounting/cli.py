@@ -1,7 +1,7 @@
 """The ``dp-account`` command line (also ``python -m accounting``).
 
 Subcommands ``epsilon``, ``delta``, ``rdp``, ``calibrate``, ``protocol``, ``shuffle``,
-``shuffle-protocol`` and ``demo``, each with ``--json``. Invalid input exits with status 2 and a
+``shuffle-protocol``, ``ledger`` and ``demo``, each with ``--json``. Invalid input exits with status 2 and a
 one-line message naming the bad option.
 
 ``dp-account demo`` prints, for a few target ε at one δ, the exact ε(δ) of discrete noise
@@ -421,6 +421,39 @@ def _cmd_shuffle_protocol(args: argparse.Namespace) -> int:
     return _emit(args, record, text)
 
 
+def _cmd_ledger(args: argparse.Namespace) -> int:
+    """Re-account a saved ledger (``Accountant.to_json`` output, e.g. a dp-regret run's)."""
+    try:
+        with open(args.file, encoding="utf-8") as handle:
+            text = handle.read()
+    except OSError as err:
+        raise ParameterError("FILE", args.file, f"a readable ledger file ({err.strerror})") from None
+    except UnicodeDecodeError:
+        raise ParameterError("FILE", args.file, "a UTF-8 JSON ledger file") from None
+    acc = Accountant.from_json(text)
+    if (args.delta is None) == (args.epsilon is None):
+        raise ParameterError("--delta/--epsilon", None, "exactly one of --delta or --epsilon")
+    asked, given = ("epsilon", "delta") if args.delta is not None else ("delta", "epsilon")
+    at = getattr(args, given)
+    answer = acc.epsilon(at, args.route) if asked == "epsilon" else acc.delta(at, args.route)
+    record: dict[str, object] = {
+        "command": "ledger",
+        "file": args.file,
+        "neighbouring": acc.neighbouring.value,
+        "events": len(acc.ledger),
+        given: at,
+        asked: answer.upper,
+        f"{asked}_lower": answer.lower,
+        "route": answer.route,
+        "candidates": answer.candidates,
+    }
+    text_out = (
+        f"{asked} = {answer.upper!r} at {given} = {at:g} (route {answer.route}; rounded up) "
+        f"for {len(acc.ledger)} event(s) under {acc.neighbouring.value}"
+    )
+    return _emit(args, record, text_out)
+
+
 def parse_number(
     text: str, convert: Callable[[str], float], valid: Callable[[float], bool], what: str
 ) -> Any:
@@ -592,6 +625,20 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--bound", type=_positive_float, default=1.0, help="B: |x| (or ||x||_2) <= B (default 1)")
     sp.add_argument("--json", action="store_true", help="print one JSON object")
     sp.set_defaults(func=_cmd_shuffle_protocol)
+
+    led = sub.add_parser("ledger", help="re-account a saved ledger (JSON written by Accountant.to_json)")
+    led.add_argument("file", metavar="FILE", help="the ledger file")
+    led.add_argument("--delta", type=_unit_float, help="δ in (0, 1): print ε(δ)")
+    led.add_argument("--epsilon", type=_nonnegative_float, help="ε >= 0: print δ(ε)")
+    led.add_argument(
+        "--route",
+        choices=[*ROUTES, *(f"published:{name}" for name in PUBLISHED)],
+        default="auto",
+        metavar="ROUTE",
+        help="accounting route (default auto)",
+    )
+    led.add_argument("--json", action="store_true", help="print one JSON object")
+    led.set_defaults(func=_cmd_ledger)
     return parser
 
 

@@ -215,3 +215,25 @@ def test_rdp_goes_through_the_ledger(capsys: pytest.CaptureFixture[str]) -> None
     data = _json(capsys, ["rdp", "--noise", "gaussian", "--sigma", "2", "--alpha", "2", "10",
                           "--compositions", "3", "--json"])
     assert data["rdp"] == {"2.0": 0.75, "10.0": 3.75}  # 3 × α/(2σ²), exact
+
+
+def test_ledger_subcommand_reaccounts_a_saved_ledger(
+    tmp_path: pytest.TempPathFactory, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from accounting import Accountant, DistributedSum, Skellam
+
+    acc = Accountant("add-remove").compose(DistributedSum(Skellam(10), users=10))
+    path = tmp_path / "ledger.json"  # type: ignore[operator]
+    path.write_text(acc.to_json())
+    data = _json(capsys, ["ledger", str(path), "--delta", "1e-6"])
+    assert data["epsilon"] == float(acc.epsilon(1e-6))
+    assert data["neighbouring"] == "add-remove"
+    bad = tmp_path / "bad.json"  # type: ignore[operator]
+    bad.write_text('{"format": "dpcert-ledger/1", "neighbouring": "replace-one", "events": [{"count": 0, '
+                   '"mechanism": {"type": "PureDP", "epsilon": 1, "source": "x"}}]}')
+    for argv in (["ledger", str(bad), "--delta", "1e-6"], ["ledger", str(path)],
+                 ["ledger", str(tmp_path / "missing.json"), "--delta", "1e-6"]):  # type: ignore[operator]
+        assert main(argv) == 2
+        err = capsys.readouterr().err
+        assert "error:" in err
+        assert "Traceback" not in err
