@@ -8,6 +8,8 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from mpmath import mp
 from scipy import stats
 
@@ -335,3 +337,31 @@ def test_cited_results_of_the_project_enter_the_ledger() -> None:
     params = shuffle_sum_parameters("dpdpe-scalar", 1.0, 1e-6, 1000)
     assert params.event() == ApproxDP(1.0, 1e-6, params.theorem)
     assert Accountant().supports(params.event())
+
+
+@settings(max_examples=60)
+@given(
+    st.lists(
+        st.tuples(
+            st.floats(min_value=0.1, max_value=50),
+            st.floats(min_value=0.1, max_value=5),
+            st.integers(min_value=1, max_value=10**6),
+        ),
+        min_size=1,
+        max_size=4,
+    )
+)
+def test_gaussian_equivalent_sigma_encloses_exactly(items: list[tuple[float, float, int]]) -> None:
+    """lo² μ² <= 1 <= hi² μ² in exact rationals: a rounding to nearest anywhere is caught."""
+    lo, hi = bounds.gaussian_equivalent_sigma(items)
+    mu2 = sum(Fraction(k) * (Fraction(d) / Fraction(s)) ** 2 for s, d, k in items)
+    assert Fraction(lo) ** 2 * mu2 <= 1 <= Fraction(hi) ** 2 * mu2
+
+
+@settings(max_examples=60)
+@given(st.lists(st.floats(min_value=0, max_value=1e3, allow_subnormal=True), min_size=1, max_size=6))
+def test_sum_up_is_never_below_the_exact_sum(values: list[float]) -> None:
+    total = sum(Fraction(x) for x in values)
+    got = sum_up(values)
+    assert Fraction(got) >= total
+    assert Fraction(math.nextafter(got, -math.inf)) < total or got == 0.0
