@@ -3,14 +3,18 @@
 An instance is an immutable value: ``K`` arms with known means (so pseudo-regret is exact) and a
 vectorized reward draw :meth:`MABInstance.pull` that returns the rewards of ``count`` pulls of one
 arm for each of ``R`` repetitions in one call (arm ``arms[r]`` in repetition ``r``). Randomness is an
-explicit :class:`numpy.random.Generator`.
+explicit :class:`numpy.random.Generator`. Every reward is the inverse CDF of its arm at a uniform
+*tape* value (:meth:`MABInstance.reward`), so one uniform fixes one reward.
 
-**Common random numbers.** Every reward is a deterministic function of one *tape* value per round:
-:meth:`MABInstance.tape` draws the tape (a standard normal or a uniform per round, read in order),
-and :meth:`MABInstance.reward` maps tape values to the rewards of any arm (an inverse-CDF coupling).
-Algorithms given the same tape generator see, at round ``t``, the reward that *any* arm would have
-paid at ``t`` — so comparisons have low variance, and the realized regret
-``r_t(a*) - r_t(a_t)`` is computed from the same tape value.
+**The reward table and common random numbers.** A run of one repetition reads its rewards from a
+:class:`RewardTable`: the reward ``r_t(a)`` of *every* arm ``a`` at *every* round ``t``, drawn
+independently across arms and rounds — the released code of the distributed MAB paper draws one
+reward vector per round (spec §7.1), and the realized regret ``Σ_t r_t(a*) - r_t(a_t)`` is defined
+on it. The table is never materialized: its uniforms come from a counter-based generator (Philox)
+keyed per repetition, the uniforms of arm ``a`` at rounds ``t`` being the outputs at counters
+``(t // 4, a, 0, 0)``, so any block of any column is computed on demand, in chunks, and only the
+columns a run reads (the arm it pulls and the best arm) are ever drawn. Algorithms given the same
+key read the same table: the comparison between them uses common random numbers.
 
 Instances of the distributed MAB paper (spec §7.2): Gaussian rewards with standard deviation 0.1
 *clipped* to ``[0, 1]`` (the released code clips and does not resample), with means i.i.d.
@@ -29,6 +33,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy import special
 
+from accounting import _validate as v
 from learners.errors import ParameterError, ParameterTypeError
 
 __all__ = [
@@ -36,6 +41,7 @@ __all__ = [
     "BetaArms",
     "ClippedGaussianArms",
     "MABInstance",
+    "RewardTable",
     "gaussian_easy",
     "gaussian_hard",
 ]
@@ -63,15 +69,15 @@ class MABInstance(ABC):
         """The exact mean reward of each arm, shape ``(K,)``."""
 
     def tape(self, rng: np.random.Generator, size: int | tuple[int, ...]) -> FloatArray:
-        """The common random numbers of ``size`` rounds, read in order from ``rng`` (uniforms on
-        ``[0, 1)`` unless the instance says otherwise). Drawing ``a`` then ``b`` values gives the
-        same numbers as drawing ``a + b`` at once."""
+        """``size`` uniforms on ``[0, 1)`` read in order from ``rng`` (drawing ``a`` then ``b``
+        values gives the same numbers as drawing ``a + b`` at once)."""
         return rng.random(size)
 
     @abstractmethod
     def reward(self, arm: ArrayLike, tape: FloatArray) -> FloatArray:
-        """The rewards of ``arm`` at rounds with tape values ``tape`` (``arm`` broadcasts against
-        ``tape``; no validation, this is the inner loop)."""
+        """The rewards of ``arm`` at tape values ``tape``, uniforms on ``[0, 1)``: the inverse CDF
+        of the arm's law, nondecreasing in ``tape`` (``arm`` broadcasts against ``tape``; no
+        validation, this is the inner loop)."""
 
     @property
     def arms(self) -> int:
@@ -144,13 +150,11 @@ class ClippedGaussianArms(MABInstance):
     def means(self) -> FloatArray:
         return np.array([_clipped_normal_mean(m, float(self.sd)) for m in self.locations])
 
-    def tape(self, rng: np.random.Generator, size: int | tuple[int, ...]) -> FloatArray:
-        """Standard normals (one per round)."""
-        return rng.standard_normal(size)
-
     def reward(self, arm: ArrayLike, tape: FloatArray) -> FloatArray:
+        """``clip(μ_a + sd Φ^{-1}(u), 0, 1)`` (``u = 0`` gives 0: clipping absorbs ``-inf``)."""
         mu = np.asarray(self.locations, dtype=np.float64)[np.asarray(arm, dtype=np.intp)]
-        out = tape * float(self.sd)
+        out = np.asarray(special.ndtri(tape), dtype=np.float64)
+        out *= float(self.sd)
         out += mu
         return np.clip(out, 0.0, 1.0, out=out)
 
@@ -195,6 +199,66 @@ class BetaArms(_MeanArms):
         c = float(self.concentration)
         mu = self.means[np.asarray(arm, dtype=np.intp)]
         return np.asarray(special.betaincinv(mu * c, (1 - mu) * c, tape), dtype=np.float64)
+
+
+@dataclass(frozen=True)
+class RewardTable:
+    """The rewards of every arm at every round of one repetition, computed on demand.
+
+    ``r_t(a) = instance.reward(a, U[t, a])`` with ``U[t, a]`` i.i.d. uniform on ``[0, 1)``:
+    independent across arms and rounds (spec §7.1: the released code draws one reward vector per
+    round). ``U[., a]`` is the stream of a Philox generator keyed by ``key`` with counter
+    ``(j, a, 0, 0)`` for the four uniforms of rounds ``4j .. 4j + 3``; any block of a column is
+    therefore read without drawing the rest of the table, and reading a column in pieces gives
+    the same numbers as reading it at once.
+
+    Attributes
+    ----------
+    instance : MABInstance
+        The arms.
+    key : tuple of int
+        Two 64-bit words keying the table (:meth:`draw` takes them from a generator).
+    """
+
+    instance: MABInstance
+    key: tuple[int, int]
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.instance, MABInstance):
+            raise ParameterTypeError("instance", self.instance, "a learners.environments.MABInstance")
+        key = tuple(self.key)
+        if len(key) != 2 or not all(
+            isinstance(k, int | np.integer) and not isinstance(k, bool) and 0 <= k < 2**64 for k in key
+        ):
+            raise ParameterError("key", self.key, "two integers in [0, 2**64)")
+        object.__setattr__(self, "key", (int(key[0]), int(key[1])))
+
+    @classmethod
+    def draw(cls, instance: MABInstance, rng: np.random.Generator) -> RewardTable:
+        """The table keyed by two words drawn from ``rng`` (a fresh generator from the same seed
+        gives the same table: common random numbers across algorithms)."""
+        if not isinstance(rng, np.random.Generator):
+            raise ParameterTypeError("rng", rng, "a numpy.random.Generator")
+        words = rng.integers(0, 2**64, size=2, dtype=np.uint64, endpoint=False)
+        return cls(instance, (int(words[0]), int(words[1])))
+
+    def _check(self, arm: object, start: object, stop: object) -> tuple[int, int, int]:
+        a = v.integer("arm", arm, minimum=0)
+        if a >= self.instance.arms:
+            raise ParameterError("arm", arm, f"an arm index in 0..{self.instance.arms - 1}")
+        t0 = v.integer("start", start, minimum=0)
+        return a, t0, v.integer("stop", stop, minimum=t0)
+
+    def uniforms(self, arm: int, start: int, stop: int) -> FloatArray:
+        """``U[start:stop, arm]``, shape ``(stop - start,)``."""
+        a, t0, t1 = self._check(arm, start, stop)
+        skip = t0 % 4
+        bits = np.random.Philox(key=np.array(self.key, dtype=np.uint64), counter=[t0 // 4, a, 0, 0])
+        return np.random.Generator(bits).random(t1 - t0 + skip)[skip:]
+
+    def rewards(self, arm: int, start: int, stop: int) -> FloatArray:
+        """``r_t(arm)`` for rounds ``t = start .. stop - 1``."""
+        return self.instance.reward(np.intp(arm), self.uniforms(arm, start, stop))
 
 
 def gaussian_easy(rng: np.random.Generator, arms: int = 10) -> ClippedGaussianArms:

@@ -62,6 +62,7 @@ from numpy.typing import ArrayLike, NDArray
 from accounting import bounds, conversion
 from accounting.accountant import Accountant, Event
 from accounting.calibration import ProtocolParameters, protocol_parameters
+from accounting.calibration import Variant as _CalVariant
 from accounting.mechanisms import AdditiveNoise, DistributedSum, Mechanism
 from accounting.noise import (
     DiscreteGaussian,
@@ -345,7 +346,8 @@ def _params(learner: Learner, n: int, horizon: int) -> ProtocolParameters:
     theorem = learner.theorem
     assert theorem is not None
     assert learner.epsilon is not None
-    return protocol_parameters(theorem, learner.epsilon, n, horizon, scale=learner.scale, p=learner.p_tau)
+    variant = _CalVariant.from_theorem(theorem)  # (transitional: replaced by the variant itself)
+    return protocol_parameters(variant, learner.epsilon, n, horizon, scale=learner.scale, p=learner.p_tau)
 
 
 def _release_mechanisms(learner: Learner, n: int, horizon: int) -> tuple[Mechanism, ...]:

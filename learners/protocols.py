@@ -12,8 +12,10 @@ of ``d`` coordinates for vector or flattened matrix statistics):
 * **A**, the analyzer (:func:`decode`, :func:`analyze`): the underflow correction at ``τ``.
 
 :class:`Protocol` runs the whole template for one :class:`~accounting.calibration.ProtocolParameters`
-and places the noise as its trust model says (:class:`TrustModel`; Theorems 1, 2, 4 distributed,
-3 shuffle, 5 central, 6 local; spec §4.4–§4.6). Every parameter comes from
+and places the noise as the trust model of its :class:`~accounting.calibration.Variant` says
+(:class:`TrustModel`: Pólya, Skellam and discrete Gaussian shares distributed — Theorems 1, 2,
+4 —, shuffled Pólya shares in the shuffle model — Theorem 3 —, central and local discrete
+Laplace — Theorems 5, 6; spec §4.4–§4.6). Every parameter comes from
 :func:`accounting.calibration.protocol_parameters`; nothing here computes a noise level. Each
 release reports its mechanisms to an optional :class:`~accounting.accountant.Accountant`.
 
@@ -38,7 +40,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from accounting.accountant import Accountant, Event
-from accounting.calibration import ProtocolParameters, ShuffleSumParameters
+from accounting.calibration import ProtocolParameters, ShuffleSumParameters, Variant
 from accounting.mechanisms import AdditiveNoise, DistributedSum, Mechanism, PureDP
 from accounting.noise import (
     LatticeNoise,
@@ -696,21 +698,18 @@ class TrustModel(enum.Enum):
 
 
 _MODELS = {
-    1: TrustModel.DISTRIBUTED,
-    2: TrustModel.DISTRIBUTED,
-    3: TrustModel.SHUFFLE,
-    4: TrustModel.DISTRIBUTED,
-    5: TrustModel.CENTRAL,
-    6: TrustModel.LOCAL,
+    Variant.POLYA_SHARES: TrustModel.DISTRIBUTED,
+    Variant.SKELLAM_SHARES: TrustModel.DISTRIBUTED,
+    Variant.SHUFFLED_POLYA: TrustModel.SHUFFLE,
+    Variant.DISCRETE_GAUSSIAN_SHARES: TrustModel.DISTRIBUTED,
+    Variant.CENTRAL_LAPLACE: TrustModel.CENTRAL,
+    Variant.LOCAL_LAPLACE: TrustModel.LOCAL,
 }
 
 
-def trust_model(theorem: int) -> TrustModel:
-    """The trust model of Theorems 1–6 of the distributed MAB paper."""
-    th = _integer("theorem", theorem, 1)
-    if th not in _MODELS:
-        raise ParameterError("theorem", theorem, "an integer in 1..6")
-    return _MODELS[th]
+def trust_model(variant: Variant | str) -> TrustModel:
+    """Where a :class:`~accounting.calibration.Variant` of the distributed MAB paper adds its noise."""
+    return _MODELS[Variant.parse(variant)]
 
 
 def release_mechanisms(params: ProtocolParameters) -> tuple[Mechanism, ...]:
@@ -728,7 +727,7 @@ def release_mechanisms(params: ProtocolParameters) -> tuple[Mechanism, ...]:
     """
     if not isinstance(params, ProtocolParameters):
         raise ParameterTypeError("params", params, "accounting.calibration.ProtocolParameters")
-    model = trust_model(params.theorem)
+    model = trust_model(params.variant)
     if model is TrustModel.CENTRAL:
         if not isinstance(params.server_noise, LatticeNoise):
             raise ParameterError("params.server_noise", params.server_noise, "lattice noise (central model)")
@@ -796,7 +795,7 @@ def _round_robin(alive: NDArray[np.bool_]) -> NDArray[np.int64]:
 
 @dataclass(frozen=True)
 class Protocol:
-    """The R / S / A template for one batch, with the noise placed by the theorem's trust model.
+    """The R / S / A template for one batch, with the noise placed by its variant's trust model.
 
     Parameters
     ----------
@@ -873,8 +872,8 @@ class Protocol:
 
     @property
     def model(self) -> TrustModel:
-        """The trust model of ``params.theorem``."""
-        return trust_model(self.params.theorem)
+        """The trust model of ``params.variant``."""
+        return trust_model(self.params.variant)
 
     @property
     def noise(self) -> LatticeNoise:
@@ -887,6 +886,21 @@ class Protocol:
         """The events of one release of ``coordinates`` coordinates (each its own aggregate)."""
         count = _integer("coordinates", coordinates, 1)
         return tuple(Event(mechanism, count) for mechanism in self._mechanisms)
+
+    def account(self, accountant: Accountant | None, coordinates: int = 1) -> tuple[Event, ...]:
+        """Compose the events of one release into ``accountant`` (if any) and return them.
+
+        :meth:`release` calls this for every release it makes; a caller that draws an equivalent
+        release itself (the learners' fast path, which draws the total noise of the shares in
+        one draw) calls it at the moment of that release, so its ledger is the same record.
+        """
+        if accountant is not None and not isinstance(accountant, Accountant):
+            raise ParameterTypeError("accountant", accountant, "an accounting.accountant.Accountant or None")
+        events = self.events(coordinates)
+        if accountant is not None:
+            for event in events:
+                accountant.compose(event)
+        return events
 
     def _draw(self, rng: Randomness, shape: tuple[int, ...]) -> IntArray:
         if self.share_sampler is not None:
@@ -1017,10 +1031,7 @@ class Protocol:
                 view = _addmod(view, self._draw(source, (repetitions, *shape[2:])), m)
 
         decoded = decode(view, n, g, tau, m)
-        events = self.events(math.prod(shape[2:]))
-        if accountant is not None:
-            for event in events:
-                accountant.compose(event)
+        events = self.account(accountant, math.prod(shape[2:]))
         return Release(
             model=model,
             estimate=_readonly(_divide(decoded, g)),

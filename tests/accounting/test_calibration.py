@@ -8,9 +8,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from accounting import DistributedSum, ParameterError, Skellam, UnsupportedError
+from accounting import DistributedSum, ParameterError, ParameterTypeError, Skellam, UnsupportedError
 from accounting.accountant import Accountant
-from accounting.calibration import calibrate, protocol_parameters, shuffle_sum_parameters
+from accounting.calibration import Variant, calibrate, protocol_parameters, shuffle_sum_parameters
 
 
 def test_gaussian_1000_compositions_acceptance() -> None:
@@ -106,8 +106,9 @@ _TABLE = {
 @pytest.mark.parametrize(("key", "cells"), list(_TABLE.items()))
 def test_protocol_parameters_match_spec_table(key: tuple[float, int], cells: tuple[str, str, str]) -> None:
     eps, n = key
-    for theorem, cell in zip((1, 2, 4), cells, strict=True):
-        p = protocol_parameters(theorem, eps, n, 10**6, scale=10 if theorem != 1 else None)
+    variants = (Variant.POLYA_SHARES, Variant.SKELLAM_SHARES, Variant.DISCRETE_GAUSSIAN_SHARES)
+    for variant, cell in zip(variants, cells, strict=True):
+        p = protocol_parameters(variant, eps, n, 10**6, scale=10 if variant.scaled else None)
         assert f"{p.g}/{p.tau}/{p.m}/{p.bits}" == cell
         assert p.m == n * p.g + 2 * p.tau + 1
         assert 2 ** (p.bits - 1) < p.m <= 2**p.bits
@@ -115,7 +116,7 @@ def test_protocol_parameters_match_spec_table(key: tuple[float, int], cells: tup
 
 def test_protocol_privacy_of_theorem_1_is_exact() -> None:
     """Theorem 1's Pólya shares sum to Lap_Z(g/ε): the distributed sum is ε-DP (up to rounding of β)."""
-    p = protocol_parameters(1, 0.5, 64, 10**6)
+    p = protocol_parameters(Variant.POLYA_SHARES, 0.5, 64, 10**6)
     assert p.share is not None
     mech = DistributedSum(p.share, 64, p.g)
     assert float(mech.pure_epsilon()) == pytest.approx(0.5, rel=1e-12)
@@ -123,11 +124,44 @@ def test_protocol_privacy_of_theorem_1_is_exact() -> None:
 
 def test_protocol_bad_input() -> None:
     with pytest.raises(ParameterError) as err:
-        protocol_parameters(2, 1.0, 16, 1000)
+        protocol_parameters(Variant.SKELLAM_SHARES, 1.0, 16, 1000)
     assert err.value.name == "scale"
     with pytest.raises(ParameterError) as err:
-        protocol_parameters(7, 1.0, 16, 1000)
+        protocol_parameters("skellam", 1.0, 16, 1000)
+    assert err.value.name == "variant"
+    # A theorem number is a citation, not a type tag: it is refused, and the message says how to
+    # get the variant of a theorem.
+    with pytest.raises(ParameterTypeError, match=r"Variant\.from_theorem") as terr:
+        protocol_parameters(2, 1.0, 16, 1000, scale=10)  # type: ignore[arg-type]
+    assert terr.value.name == "variant"
+    with pytest.raises(ParameterError) as err:
+        Variant.from_theorem(7)
     assert err.value.name == "theorem"
+
+
+def test_variants_cite_their_theorems() -> None:
+    """Spec §4.4: which noise each theorem of the distributed MAB paper places, and its guarantee."""
+    cited = {
+        Variant.POLYA_SHARES: (1, "pure", False, False),
+        Variant.SKELLAM_SHARES: (2, "rdp", True, False),
+        Variant.SHUFFLED_POLYA: (3, "pure", False, False),
+        Variant.DISCRETE_GAUSSIAN_SHARES: (4, "zcdp", True, True),
+        Variant.CENTRAL_LAPLACE: (5, "pure", False, True),
+        Variant.LOCAL_LAPLACE: (6, "pure", False, True),
+    }
+    for variant, (theorem, notion, scaled, below_one) in cited.items():
+        assert variant.theorem == theorem
+        assert variant.notion == notion
+        assert variant.scaled is scaled
+        assert variant.epsilon_below_one is below_one
+        assert Variant.from_theorem(theorem) is variant
+        assert Variant.parse(variant.value) is variant
+        # Theorems 4-6 assume ε in (0, 1) (spec §9.5); Theorems 1-3 hold for every ε > 0
+        assert variant.hypotheses_hold(0.5)
+        assert variant.hypotheses_hold(1.0) is not below_one
+    # the parameters themselves exist at any ε > 0 (the ledger accounts them; the theorem may not)
+    p = protocol_parameters(Variant.CENTRAL_LAPLACE, 4.0, 64, 1000)
+    assert p.g == math.ceil(4.0 * 8)
 
 
 def test_search_does_not_stall_on_a_value_exactly_at_the_target() -> None:

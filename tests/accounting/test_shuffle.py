@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from mpmath import mp
 
 from accounting import shuffle
-from accounting.calibration import protocol_parameters
+from accounting.calibration import Variant, protocol_parameters
 from accounting.cli import main
 from accounting.errors import ParameterError, ParameterTypeError
 from accounting.shuffle import (
@@ -351,7 +351,7 @@ def test_relaxed_secagg_split_matches_the_protocol() -> None:
     assert (split.epsilon_hat, split.epsilon_sum, split.q_hat) == (0.25, 0.5, 1 / 2000)
     assert 2 * split.epsilon_hat + split.epsilon_sum == split.epsilon
     # Theorem 3's calibration uses ε' = ε/2 for the sum: g = ceil(ε' sqrt(n)), shares Pólya(1/n, e^{-ε'/g})
-    params = protocol_parameters(3, 1.0, 1024, 1000)
+    params = protocol_parameters(Variant.SHUFFLED_POLYA, 1.0, 1024, 1000)
     assert params.g == math.ceil(split.epsilon_sum * math.sqrt(1024))
     assert params.share is not None
     assert float(params.share.beta) == pytest.approx(math.exp(-split.epsilon_sum / params.g), rel=1e-15)

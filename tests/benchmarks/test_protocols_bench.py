@@ -13,20 +13,24 @@ import math
 import numpy as np
 import pytest
 
-from accounting.calibration import protocol_parameters
+from accounting.calibration import Variant, protocol_parameters
 from learners.protocols import Protocol
 
 USERS = 10**6
 
 
 @pytest.mark.parametrize(
-    ("theorem", "scale", "secure"),
-    [(1, None, "modular"), (1, None, "masked"), (2, 1.0, "modular")],
+    ("variant", "scale", "secure"),
+    [
+        (Variant.POLYA_SHARES, None, "modular"),
+        (Variant.POLYA_SHARES, None, "masked"),
+        (Variant.SKELLAM_SHARES, 1.0, "modular"),
+    ],
 )
 def test_one_batch_of_a_million_users(
-    benchmark: pytest.FixtureRequest, theorem: int, scale: float | None, secure: str
+    benchmark: pytest.FixtureRequest, variant: Variant, scale: float | None, secure: str
 ) -> None:
-    params = protocol_parameters(theorem, 1.0, USERS, 10**4, scale=scale)
+    params = protocol_parameters(variant, 1.0, USERS, 10**4, scale=scale)
     protocol = Protocol(params, exact=True, secure_aggregation=secure)
     x = np.random.default_rng(0).random((1, USERS))
     rng = np.random.default_rng(1)

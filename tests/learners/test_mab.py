@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from accounting import bounds, conversion
-from accounting.calibration import protocol_parameters
+from accounting.calibration import Variant, protocol_parameters
 from accounting.mechanisms import DistributedSum
 from accounting.noise import DiscreteGaussian
 from learners.environments import BernoulliArms, ClippedGaussianArms, MABInstance
@@ -127,7 +127,7 @@ def test_confidence_radius_is_equation_2(name: str, kwargs: dict[str, float]) ->
     eps, n, b, k, p, T = 0.5, 4**5, 5, 7, 0.1, 10**6
     learner = make_learner(name, eps, **kwargs)
     l4, l2 = math.log(4 * k * b * b / p), math.log(2 * k * b * b / p)
-    g = protocol_parameters(learner.theorem or 0, eps, n, T, scale=learner.scale).g
+    g = protocol_parameters(Variant.from_theorem(learner.theorem or 0), eps, n, T, scale=learner.scale).g
     e = eps / 2 if name == "shuffle-dp-se" else eps
     noise = {
         "dist-dp-se": math.sqrt(2) / e * math.sqrt(l2) + l2 / e,
@@ -154,7 +154,7 @@ def test_total_noise_has_the_law_of_the_summed_shares(name: str, kwargs: dict[st
     """The fast path draws the total; its law is the n-fold convolution of the share (Fact 1)."""
     learner = make_learner(name, 0.5, **kwargs)
     n = 64
-    p = protocol_parameters(learner.theorem or 0, 0.5, n, 10**4, scale=learner.scale)
+    p = protocol_parameters(Variant.from_theorem(learner.theorem or 0), 0.5, n, 10**4, scale=learner.scale)
     assert p.share is not None
     draws = _total_noise(learner, p, np.random.default_rng(3), 40_000).astype(np.float64)
     variance = DistributedSum(p.share, n, p.g).total_noise.variance()
@@ -166,7 +166,7 @@ def test_total_noise_has_the_law_of_the_summed_shares(name: str, kwargs: dict[st
 def test_local_total_noise_is_n_discrete_laplace_shares() -> None:
     learner = make_learner("ldp-se", 0.5)
     n = 50
-    p = protocol_parameters(6, 0.5, n, 10**4)
+    p = protocol_parameters(Variant.from_theorem(6), 0.5, n, 10**4)
     assert p.share is not None
     draws = _total_noise(learner, p, np.random.default_rng(4), 40_000).astype(np.float64)
     shares = p.share.sample(np.random.default_rng(5), (4_000, n)).sum(axis=1).astype(np.float64)
@@ -224,7 +224,7 @@ def test_privacy_report_matches_the_theorem(name: str, kwargs: dict[str, float])
     elif name == "dist-rdp-se":
         # Lemma 3 at the actual g, converted at δ: recomputed here from the closed form
         n = res.batch_sizes[0]
-        p = protocol_parameters(2, eps, n, T, scale=10)
+        p = protocol_parameters(Variant.from_theorem(2), eps, n, T, scale=10)
         variance = float(p.g) ** 2 / eps**2
         want, _ = conversion.optimize_rdp_order(
             lambda a: bounds.skellam_rdp_akl(int(a), variance * (1 - 1e-12), p.g),
@@ -237,7 +237,7 @@ def test_privacy_report_matches_the_theorem(name: str, kwargs: dict[str, float])
         assert priv.delta == delta
     else:
         n = res.batch_sizes[0]
-        p = protocol_parameters(4, eps, n, T, scale=10)
+        p = protocol_parameters(Variant.from_theorem(4), eps, n, T, scale=10)
         assert isinstance(p.share, DiscreteGaussian)
         rho = bounds.sum_discrete_gaussians_rho_kls(float(p.share.sigma), n, p.g)
         assert priv.rho is not None
@@ -247,7 +247,10 @@ def test_privacy_report_matches_the_theorem(name: str, kwargs: dict[str, float])
         assert res.bits == 0
     else:
         sizes = res.batch_sizes
-        bits = [protocol_parameters(learner.theorem, eps, n, T, scale=learner.scale).bits for n in sizes]
+        bits = [
+            protocol_parameters(Variant.from_theorem(learner.theorem), eps, n, T, scale=learner.scale).bits
+            for n in sizes
+        ]
         assert res.bits == max(bits)
 
 

@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from numpy.typing import NDArray
 
 from accounting.accountant import Accountant, Event
-from accounting.calibration import ProtocolParameters, protocol_parameters
+from accounting.calibration import ProtocolParameters, Variant, protocol_parameters
 from accounting.mechanisms import AdditiveNoise, DistributedSum, PureDP
 from accounting.noise import Polya, SystemRandomness
 from learners import protocols
@@ -51,18 +51,18 @@ from learners.protocols import (
 
 FAST = settings(max_examples=40, deadline=None)
 
-THEOREMS: dict[int, dict[str, Any]] = {
-    1: {"epsilon": 1.0},
-    2: {"epsilon": 1.0, "scale": 2.0},
-    3: {"epsilon": 1.0},
-    4: {"epsilon": 0.5, "scale": 2.0},
-    5: {"epsilon": 0.5},
-    6: {"epsilon": 0.5},
+SETTINGS: dict[Variant, dict[str, Any]] = {
+    Variant.POLYA_SHARES: {"epsilon": 1.0},
+    Variant.SKELLAM_SHARES: {"epsilon": 1.0, "scale": 2.0},
+    Variant.SHUFFLED_POLYA: {"epsilon": 1.0},
+    Variant.DISCRETE_GAUSSIAN_SHARES: {"epsilon": 0.5, "scale": 2.0},
+    Variant.CENTRAL_LAPLACE: {"epsilon": 0.5},
+    Variant.LOCAL_LAPLACE: {"epsilon": 0.5},
 }
 
 
-def params(theorem: int, users: int = 64, horizon: int = 10**4) -> ProtocolParameters:
-    return protocol_parameters(theorem, users=users, horizon=horizon, **THEOREMS[theorem])
+def params(variant: Variant, users: int = 64, horizon: int = 10**4) -> ProtocolParameters:
+    return protocol_parameters(variant, users=users, horizon=horizon, **SETTINGS[variant])
 
 
 def rng(seed: int) -> np.random.Generator:
@@ -84,7 +84,8 @@ def big_params(n: int = 8, g: int = 4) -> ProtocolParameters:
     tau = 2**61
     m = n * g + 2 * tau + 1
     share = Polya(Fraction(1, n), math.exp(-1 / g))
-    return ProtocolParameters(1, 1.0, n, 100, None, g, tau, m, (m - 1).bit_length(), share, None, "test")
+    bits = (m - 1).bit_length()
+    return ProtocolParameters(Variant.POLYA_SHARES, 1.0, n, 100, None, g, tau, m, bits, share, None, "test")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -345,7 +346,8 @@ def test_randomize_reduces_into_ring() -> None:
 
 
 def test_trust_models() -> None:
-    assert [trust_model(t) for t in range(1, 7)] == [
+    """Spec §4.4-§4.6: shares under SecAgg (Thms 1, 2, 4), shuffled (Thm 3), central (5), local (6)."""
+    assert [trust_model(Variant.from_theorem(t)) for t in range(1, 7)] == [
         TrustModel.DISTRIBUTED,
         TrustModel.DISTRIBUTED,
         TrustModel.SHUFFLE,
@@ -353,19 +355,22 @@ def test_trust_models() -> None:
         TrustModel.CENTRAL,
         TrustModel.LOCAL,
     ]
-    with pytest.raises(ParameterError, match="theorem=7"):
-        trust_model(7)
+    assert trust_model("shuffled-polya") is TrustModel.SHUFFLE
+    with pytest.raises(ParameterError, match="variant='polya'"):
+        trust_model("polya")
+    with pytest.raises(ParameterTypeError, match="variant=3"):
+        trust_model(3)  # type: ignore[arg-type]
 
 
-@pytest.mark.parametrize("theorem", [1, 2, 3, 4, 5, 6])
-def test_release_events(theorem: int) -> None:
-    p = params(theorem)
+@pytest.mark.parametrize("variant", list(Variant))
+def test_release_events(variant: Variant) -> None:
+    p = params(variant)
     acc = Accountant()
     release = Protocol(p, exact=False).release(rng(16).random((3, p.users, 2)), rng(17), accountant=acc)
     assert acc.ledger == release.events
     assert all(e.count == 2 for e in release.events)  # two coordinates: two aggregates
     mechanisms = [e.mechanism for e in release.events]
-    model = trust_model(theorem)
+    model = trust_model(variant)
     if model is TrustModel.DISTRIBUTED:
         assert mechanisms == [DistributedSum(p.share, users=p.users, sensitivity=p.g)]  # type: ignore[arg-type]
     elif model is TrustModel.CENTRAL:
@@ -381,10 +386,12 @@ def test_release_events(theorem: int) -> None:
     assert release_mechanisms(p) == tuple(mechanisms)
 
 
-@pytest.mark.parametrize("theorem", [1, 3, 5, 6])
-def test_accounted_epsilon_is_the_theorems(theorem: int) -> None:
+@pytest.mark.parametrize(
+    "variant", [Variant.POLYA_SHARES, Variant.SHUFFLED_POLYA, Variant.CENTRAL_LAPLACE, Variant.LOCAL_LAPLACE]
+)
+def test_accounted_epsilon_is_the_theorems(variant: Variant) -> None:
     """Pure route: Theorems 1, 5 (central) and 3 (ε' + 2ε̂) spend ε; Theorem 6 is ε-LDP per message."""
-    p = params(theorem)
+    p = params(variant)
     acc = Accountant()
     Protocol(p, exact=False).release(rng(18).random((2, p.users)), rng(19), accountant=acc)
     answer = acc.epsilon(1e-6, route="pure")
@@ -392,7 +399,7 @@ def test_accounted_epsilon_is_the_theorems(theorem: int) -> None:
 
 
 def test_theorem1_event_alone_equals_epsilon() -> None:
-    p = params(1)
+    p = params(Variant.POLYA_SHARES)
     (event,) = Protocol(p).events()
     assert event == Event(DistributedSum(p.share, users=p.users, sensitivity=p.g))  # type: ignore[arg-type]
     assert float(Accountant().compose(event).epsilon(1e-6, route="pure")) == pytest.approx(
@@ -400,25 +407,25 @@ def test_theorem1_event_alone_equals_epsilon() -> None:
     )
 
 
-@pytest.mark.parametrize("theorem", [1, 2, 3, 4, 5, 6])
+@pytest.mark.parametrize("variant", list(Variant))
 @pytest.mark.parametrize("exact", [True, False])
-def test_end_to_end_accuracy(theorem: int, exact: bool) -> None:
+def test_end_to_end_accuracy(variant: Variant, exact: bool) -> None:
     """|z - Σx| <= τ/g + rounding (Term (i) + Term (ii), spec §2.1, §4.3) for nearly all reps."""
-    p = params(theorem)
+    p = params(variant)
     R, n = 2000, p.users
-    x = rng(20 + theorem).random((R, n))
-    release = Protocol(p, exact=exact).release(x, rng(30 + theorem))
+    x = rng(20 + variant.theorem).random((R, n))
+    release = Protocol(p, exact=exact).release(x, rng(30 + variant.theorem))
     error = release.estimate - x.sum(axis=1)
     rounding = math.sqrt(2 * n * math.log(2 / 1e-3)) / p.g  # P[Term (ii) exceeds it] <= 1e-3
     assert np.mean(np.abs(error) <= p.tau / p.g + rounding) >= 0.995
     assert abs(error.mean()) <= 5 * error.std() / math.sqrt(R)  # unbiased
     assert np.array_equal(release.estimate, release.decoded / p.g)
-    assert release.model is trust_model(theorem)
+    assert release.model is trust_model(variant)
 
 
 def test_theorem1_end_to_end_n64() -> None:
     """The brief's case: Theorem 1, n = 64, ε = 1, horizon 10^4, R = 2000, exact noise."""
-    p = protocol_parameters(1, 1.0, 64, 10**4)
+    p = protocol_parameters(Variant.POLYA_SHARES, 1.0, 64, 10**4)
     x = rng(40).random((2000, 64))
     release = Protocol(p, secure_aggregation="masked").release(x, rng(41))
     error = np.abs(release.estimate - x.sum(axis=1))
@@ -427,7 +434,7 @@ def test_theorem1_end_to_end_n64() -> None:
 
 
 def test_system_randomness_for_exact_noise() -> None:
-    p = params(1)
+    p = params(Variant.POLYA_SHARES)
     x = rng(42).random((50, p.users))
     release = Protocol(p).release(x, rng(43), noise_rng=SystemRandomness())
     assert np.mean(np.abs(release.estimate - x.sum(axis=1)) <= p.tau / p.g + 4) >= 0.9
@@ -436,7 +443,7 @@ def test_system_randomness_for_exact_noise() -> None:
 
 
 def test_vector_release_shapes_and_readonly() -> None:
-    p = params(1)
+    p = params(Variant.POLYA_SHARES)
     x = rng(44).random((7, p.users, 3))
     release = Protocol(p, secure_aggregation="pairwise").release(x, rng(45))
     assert release.estimate.shape == release.decoded.shape == release.view.shape == (7, 3)
@@ -447,13 +454,15 @@ def test_vector_release_shapes_and_readonly() -> None:
 
 
 @pytest.mark.parametrize("secure", ["modular", "masked", "pairwise"])
-@pytest.mark.parametrize("theorem", [1, 3, 5, 6])
-def test_underflow_through_the_whole_protocol(secure: str, theorem: int) -> None:
+@pytest.mark.parametrize(
+    "variant", [Variant.POLYA_SHARES, Variant.SHUFFLED_POLYA, Variant.CENTRAL_LAPLACE, Variant.LOCAL_LAPLACE]
+)
+def test_underflow_through_the_whole_protocol(secure: str, variant: Variant) -> None:
     """x = 0 and every noise draw -1: the noisy sum is negative and must decode exactly."""
-    p = params(theorem, users=16)
+    p = params(variant, users=16)
     protocol = Protocol(p, secure_aggregation=secure, share_sampler=constant_sampler(-1))
     release = protocol.release(np.zeros((3, 16)), rng(46))
-    expected = -1 if theorem == 5 else -16  # one server draw, or one share per user
+    expected = -1 if variant is Variant.CENTRAL_LAPLACE else -16  # one server draw, or one share per user
     assert release.decoded.tolist() == [expected] * 3
     assert release.view.tolist() == [p.m + expected] * 3
 
@@ -479,9 +488,9 @@ def test_big_modulus_protocol(secure: str) -> None:
 
 
 @pytest.mark.parametrize("secure", ["modular", "masked", "pairwise"])
-@pytest.mark.parametrize("theorem", [1, 2, 3])
-def test_top_up_restores_all_n_shares(secure: str, theorem: int) -> None:
-    p = params(theorem, users=64)
+@pytest.mark.parametrize("variant", [Variant.POLYA_SHARES, Variant.SKELLAM_SHARES, Variant.SHUFFLED_POLYA])
+def test_top_up_restores_all_n_shares(secure: str, variant: Variant) -> None:
+    p = params(variant, users=64)
     n, R = p.users, 5
     dropped = np.zeros((R, n), dtype=bool)
     for r, k in enumerate([0, 1, 5, 20, 31]):
@@ -498,7 +507,7 @@ def test_top_up_restores_all_n_shares(secure: str, theorem: int) -> None:
 
 
 def test_top_up_more_shares_than_survivors() -> None:
-    p = params(1, users=10)
+    p = params(Variant.POLYA_SHARES, users=10)
     dropped = np.array([True] * 7 + [False] * 3)
     protocol = Protocol(p, share_sampler=constant_sampler(1), threshold=3)
     release = protocol.release(np.zeros((2, 10)), rng(50), dropped=dropped)
@@ -508,7 +517,7 @@ def test_top_up_more_shares_than_survivors() -> None:
 
 def test_top_up_noise_has_the_accounted_variance() -> None:
     """With real Pólya shares, k dropouts plus top-up leave the total Lap_Z(g/ε) variance (§9.1)."""
-    p = params(1, users=16)  # g = 4, β = e^{-1/4}
+    p = params(Variant.POLYA_SHARES, users=16)  # g = 4, β = e^{-1/4}
     n, R = p.users, 6000
     dropped = np.zeros(n, dtype=bool)
     dropped[:7] = True
@@ -520,9 +529,9 @@ def test_top_up_noise_has_the_accounted_variance() -> None:
     assert abs(noise.var() - accounted * (n - 7) / n) > 0.3 * accounted  # what no top-up would give
 
 
-@pytest.mark.parametrize("theorem", [1, 3])
-def test_refuse_policy_raises(theorem: int) -> None:
-    p = params(theorem, users=16)
+@pytest.mark.parametrize("variant", [Variant.POLYA_SHARES, Variant.SHUFFLED_POLYA])
+def test_refuse_policy_raises(variant: Variant) -> None:
+    p = params(variant, users=16)
     dropped = np.zeros((2, 16), dtype=bool)
     dropped[1, :3] = True
     protocol = Protocol(p, dropout_policy="refuse")
@@ -534,19 +543,19 @@ def test_refuse_policy_raises(theorem: int) -> None:
     assert protocol.release(np.zeros((2, 16)), rng(52)).dropped.tolist() == [0, 0]
 
 
-@pytest.mark.parametrize("theorem", [5, 6])
-def test_central_and_local_need_no_top_up(theorem: int) -> None:
-    p = params(theorem, users=16)
+@pytest.mark.parametrize("variant", [Variant.CENTRAL_LAPLACE, Variant.LOCAL_LAPLACE])
+def test_central_and_local_need_no_top_up(variant: Variant) -> None:
+    p = params(variant, users=16)
     dropped = np.zeros(16, dtype=bool)
     dropped[:5] = True
     protocol = Protocol(p, dropout_policy="refuse", share_sampler=constant_sampler(1))
     release = protocol.release(np.zeros((2, 16)), rng(53), dropped=dropped)
-    assert release.decoded.tolist() == ([1, 1] if theorem == 5 else [11, 11])
+    assert release.decoded.tolist() == ([1, 1] if variant is Variant.CENTRAL_LAPLACE else [11, 11])
     assert not release.topped_up.any()
 
 
 def test_too_few_survivors_raise() -> None:
-    p = params(1, users=16)
+    p = params(Variant.POLYA_SHARES, users=16)
     dropped = np.zeros(16, dtype=bool)
     dropped[:8] = True  # 8 survivors < default threshold 9
     with pytest.raises(RecoveryError, match="only 8 of 16 users survived"):
@@ -554,13 +563,13 @@ def test_too_few_survivors_raise() -> None:
 
 
 def test_no_survivor_no_release() -> None:
-    p = params(6, users=16)
+    p = params(Variant.LOCAL_LAPLACE, users=16)
     with pytest.raises(ProtocolError, match="all 16 users dropped out"):
         Protocol(p).release(np.zeros((2, 16)), rng(54), dropped=np.ones(16, dtype=bool))
 
 
 def test_partial_batch_is_never_released() -> None:
-    p = params(1, users=16)
+    p = params(Variant.POLYA_SHARES, users=16)
     with pytest.raises(PartialBatchError, match="a batch of 15 users is partial") as info:
         Protocol(p).release(np.zeros((2, 15)), rng(55))
     assert isinstance(info.value, ProtocolError)
@@ -570,7 +579,7 @@ def test_partial_batch_is_never_released() -> None:
 
 def test_polya_scale_bug_is_visible_through_the_injected_sampler() -> None:
     """Spec §9.1: the released code's Gamma scale (1-β)/β gives far too little noise."""
-    p = params(1, users=64)
+    p = params(Variant.POLYA_SHARES, users=64)
     share = p.share
     assert isinstance(share, Polya)
     beta = float(share.beta)
@@ -594,7 +603,7 @@ def test_polya_scale_bug_is_visible_through_the_injected_sampler() -> None:
 
 
 def test_protocol_validation() -> None:
-    p = params(1)
+    p = params(Variant.POLYA_SHARES)
     with pytest.raises(
         ParameterError, match=r"secure_aggregation=.sum. is invalid.*modular, masked, pairwise"
     ):
@@ -608,7 +617,10 @@ def test_protocol_validation() -> None:
     with pytest.raises(ParameterTypeError, match="params"):
         Protocol("theorem 1")  # type: ignore[arg-type]
     with pytest.raises(ParameterError, match="pairwise"):
-        Protocol(params(1, users=protocols.PAIRWISE_MAX_USERS + 1), secure_aggregation="pairwise")
+        Protocol(
+            params(Variant.POLYA_SHARES, users=protocols.PAIRWISE_MAX_USERS + 1),
+            secure_aggregation="pairwise",
+        )
     assert Protocol(p).threshold == 33
     protocol = Protocol(p)
     with pytest.raises(ParameterError, match=r"x=.*shape \(R, n\) or \(R, n, d\)"):

@@ -16,7 +16,7 @@ import pytest
 from numpy.typing import NDArray
 
 from accounting.accountant import Accountant
-from accounting.calibration import protocol_parameters
+from accounting.calibration import Variant, protocol_parameters
 from learners.protocols import Protocol
 from verification.audit import audit, protocol_pair
 from verification.errors import ParameterTypeError
@@ -34,24 +34,28 @@ def _claimed(protocol: Protocol, delta: float) -> float:
 
 
 @pytest.mark.parametrize(
-    ("theorem", "scale", "delta"),
-    [(1, None, 0.0), (2, 1.0, 1e-6), (4, 1.0, 1e-6)],
-    ids=["polya-shares", "skellam-shares", "discrete-gaussian-shares"],
+    ("variant", "scale", "delta"),
+    [
+        (Variant.POLYA_SHARES, None, 0.0),
+        (Variant.SKELLAM_SHARES, 1.0, 1e-6),
+        (Variant.DISCRETE_GAUSSIAN_SHARES, 1.0, 1e-6),
+    ],
+    ids=lambda x: x.value if isinstance(x, Variant) else None,
 )
-def test_no_violation_of_the_accounted_epsilon(theorem: int, scale: float | None, delta: float) -> None:
-    params = protocol_parameters(theorem, 1.0, USERS, 1000, scale=scale)
+def test_no_violation_of_the_accounted_epsilon(variant: Variant, scale: float | None, delta: float) -> None:
+    params = protocol_parameters(variant, 1.0, USERS, 1000, scale=scale)
     protocol = Protocol(params)
     claimed = _claimed(protocol, delta)
-    if theorem == 1:
+    if variant is Variant.POLYA_SHARES:
         assert 0.99 < claimed <= 1.0 + 1e-12  # Theorem 1: (ε, 0)-DP with ε = 1
-    result = audit(protocol_pair(protocol), delta, claimed, samples=SAMPLES, seed=theorem)
+    result = audit(protocol_pair(protocol), delta, claimed, samples=SAMPLES, seed=variant.theorem)
     assert result.verdict == "consistent", result.summary()
     # The audit has power: the lower bound is a sizeable part of the claim.
     assert result.epsilon_lower > 0.3 * claimed, result.summary()
 
 
 def test_polya_scale_bug_is_found() -> None:
-    params = protocol_parameters(1, 1.0, USERS, 1000)
+    params = protocol_parameters(Variant.POLYA_SHARES, 1.0, USERS, 1000)
     assert params.share is not None
     beta = params.share.beta  # type: ignore[attr-defined]
     buggy = buggy_polya_sample(Fraction(1, USERS), beta)
