@@ -220,7 +220,9 @@ class _Rows:
         if not grid.masses:
             return cls(grid.start, np.zeros((0, width), dtype=np.uint8), grid.infinite)
         raw = b"".join(m.to_bytes(width, "little") for m in grid.masses)
-        return cls(grid.start, np.frombuffer(raw, dtype=np.uint8).reshape(len(grid.masses), width), grid.infinite)
+        return cls(
+            grid.start, np.frombuffer(raw, dtype=np.uint8).reshape(len(grid.masses), width), grid.infinite
+        )
 
     def grid(self) -> _Grid:
         n, width = self.rows.shape
@@ -841,7 +843,11 @@ def _exact_lattice(noise: LatticeNoise, shift: int) -> tuple[Interval, Interval]
 
 
 def _pair_atoms(
-    pair: _Pair, spacing: float | None, bits: int, dps: int, tables: dict[MixturePair, _CellTable] | None = None
+    pair: _Pair,
+    spacing: float | None,
+    bits: int,
+    dps: int,
+    tables: dict[MixturePair, _CellTable] | None = None,
 ) -> _Atoms:
     """The atoms of one pair (``spacing`` is needed to place continuous cells).
 
@@ -863,7 +869,9 @@ def _pair_atoms(
     tables = {} if tables is None else tables
     if pair not in tables:
         mirror = pair.reversed()
-        tables[pair] = tables[mirror].reversed() if mirror in tables else _cell_table(pair, spacing, bits, dps)
+        tables[pair] = (
+            tables[mirror].reversed() if mirror in tables else _cell_table(pair, spacing, bits, dps)
+        )
     return _Atoms([], tables[pair], mp.zero, mp.zero, None)
 
 
@@ -992,7 +1000,7 @@ def _cell_table(pair: MixturePair, h: float, bits: int, dps: int) -> _CellTable:
     chosen: list[float] = [xa, xb, *(k for k in pair.kinks() if xa < k < xb)]
     if n_hi >= n_lo:
         ns = np.arange(n_lo, n_hi + 1)
-        xs = pair.inverse_loss_float(ns * step, xa, xb)
+        xs = pair.inverse_loss_float(np.asarray(ns * step, dtype=np.float64), xa, xb)
         lp_low, lp_high, lq_low, lq_high = pair.log_tails_float(xs)
         near = np.minimum(np.logaddexp(lp_low, lq_low), np.logaddexp(lp_high, lq_high))
         widths = np.floor((math.log(_TAIL_MASS) - near) / math.log(4.0))
@@ -1595,7 +1603,7 @@ def default_spacing(pairs: Sequence[_Pair]) -> float | None:
     ``s`` of a continuous pair's loss (:data:`_STEPS_PER_STD`), and ``2^⌊log2(10^-4 · r)⌋`` for
     the loss range ``r`` of a lattice or cited pair (as :meth:`PrivacyLossDistribution.from_mechanism`).
     """
-    lattices = set()
+    lattices: set[tuple[Mpf, Mpf]] = set()
     for pair in pairs:
         lattice = _pair_lattice(pair)
         if lattice is None:

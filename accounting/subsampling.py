@@ -88,6 +88,7 @@ numerator and a nonincreasing denominator. The ``add`` direction is written with
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -256,7 +257,11 @@ class LatticeMixture(LatticeNoise):
     def __post_init__(self) -> None:
         if not isinstance(self.base, LatticeNoise):
             raise ParameterTypeError("base", self.base, "a LatticeNoise")
-        w = Fraction(self.weight) if isinstance(self.weight, int | Fraction) else _fraction("weight", self.weight)
+        w = (
+            Fraction(self.weight)
+            if isinstance(self.weight, int | Fraction)
+            else _fraction("weight", self.weight)
+        )
         if not 0 <= w <= 1:
             raise ParameterError("weight", self.weight, "a real number in [0, 1]")
         object.__setattr__(self, "weight", w)
@@ -365,7 +370,8 @@ def _fraction(name: str, value: object) -> Fraction:
         return value
     if isinstance(value, mpmath.mpf):
         return Fraction(*mpmath.libmp.to_rational(value._mpf_))
-    return Fraction(value)  # type: ignore[arg-type]
+    assert isinstance(value, int | float)
+    return Fraction(value)
 
 
 # ---------------------------------------------------------------------------------------
@@ -404,7 +410,7 @@ class MixturePair:
         lattice = isinstance(noise, LatticeNoise)
         if not (isinstance(noise, Gaussian | Laplace) or lattice):
             raise ParameterTypeError("noise", noise, "Gaussian, Laplace or lattice noise")
-        if lattice and not (noise.symmetric and noise.log_concave):  # type: ignore[union-attr]
+        if isinstance(noise, LatticeNoise) and not (noise.symmetric and noise.log_concave):
             raise UnsupportedEventError(
                 f"noise {noise!r} is not symmetric and log-concave: a mixture pair of it has no "
                 "monotone privacy loss and no single dominating pair is certified (use the RDP route)"
@@ -450,7 +456,9 @@ class MixturePair:
     def sides(self) -> tuple[LatticeNoise, LatticeNoise]:
         """``(P, Q)`` as lattice distributions (lattice noise only)."""
         if not isinstance(self.noise, LatticeNoise):
-            raise UnsupportedError("sides() is for lattice noise; continuous pairs are answered in closed form")
+            raise UnsupportedError(
+                "sides() is for lattice noise; continuous pairs are answered in closed form"
+            )
         return _side(self.noise, self.p_weight, int(self.p_shift)), _side(
             self.noise, self.q_weight, int(self.q_shift)
         )
@@ -530,12 +538,16 @@ class MixturePair:
         noise = self.noise
         gaussian = isinstance(noise, Gaussian)
         if gaussian:
-            s2 = to_interval(noise.sigma) ** 2  # type: ignore[union-attr]
+            assert isinstance(noise, Gaussian)
+            s2 = to_interval(noise.sigma) ** 2
         else:
             assert isinstance(noise, Laplace)
             b = to_interval(noise.scale)
         terms = []
-        for weight, shift, sign in ((self.p_weight, float(self.p_shift), 1), (self.q_weight, float(self.q_shift), -1)):
+        for weight, shift, sign in (
+            (self.p_weight, float(self.p_shift), 1),
+            (self.q_weight, float(self.q_shift), -1),
+        ):
             if weight == 0 or shift == 0:
                 continue
             w = to_interval(weight)
@@ -589,7 +601,7 @@ class MixturePair:
             if isinstance(self.noise, Gaussian):
                 s2 = float(self.noise.sigma) ** 2
                 return np.asarray((2 * xs * s - s * s) / (2 * s2), dtype=np.float64)
-            lam = float(self.noise.scale)  # type: ignore[union-attr]
+            lam = _scale(self.noise)
             return np.asarray((np.abs(xs) - np.abs(xs - s)) / lam, dtype=np.float64)
 
         def log_mix(weight: Fraction, s: float) -> FloatArray:
@@ -611,11 +623,11 @@ class MixturePair:
         for weight, loc, in_p in self._components():
             z = xs - loc
             if isinstance(self.noise, Gaussian):
-                s = float(self.noise.sigma)
+                s = _scale(self.noise)
                 low = scipy.special.log_ndtr(z / s)
                 high = scipy.special.log_ndtr(-z / s)
             else:
-                lam = float(self.noise.scale)  # type: ignore[union-attr]
+                lam = _scale(self.noise)
                 with np.errstate(divide="ignore"):
                     low = np.where(z <= 0, z / lam - math.log(2), np.log1p(-0.5 * np.exp(-np.abs(z) / lam)))
                     high = np.where(z >= 0, -z / lam - math.log(2), np.log1p(-0.5 * np.exp(-np.abs(z) / lam)))
@@ -629,9 +641,8 @@ class MixturePair:
         return out[0], out[1], out[2], out[3]
 
     def window_float(self, log_mass: float) -> tuple[float, float]:
-        """Floats ``x_a < x_b`` beyond which the tails of ``P`` and of ``Q`` are about ``e^{log_mass}`` or less."""
-        noise = self.noise
-        scale = float(noise.sigma) if isinstance(noise, Gaussian) else float(noise.scale)  # type: ignore[attr-defined]
+        """Floats ``x_a < x_b`` beyond which both tails of ``P`` and ``Q`` are ``e^{log_mass}`` or less."""
+        scale = _scale(self.noise)
         centers = self.centers()
 
         def beyond(x: float, upper_side: bool) -> float:
@@ -686,7 +697,7 @@ class MixturePair:
             return Enclosure(min(lo, hi), hi)
 
     def _three_masses(self, x_lo: Mpf, x_hi: Mpf) -> tuple[tuple[Interval, ...], tuple[Interval, ...]]:
-        """``P`` and ``Q`` masses of ``(-∞, x_lo]``, ``(x_lo, x_hi]`` and ``(x_hi, ∞)`` (ends may be ``±∞``)."""
+        """``P`` and ``Q`` masses of ``(-∞, x_lo]``, ``(x_lo, x_hi]``, ``(x_hi, ∞)`` (ends may be ``±∞``)."""
         points = [x for x in (x_lo, x_hi) if mp.isfinite(x)]
         if len(points) == 2 and points[0] == points[1]:
             points = points[:1]
@@ -695,8 +706,8 @@ class MixturePair:
         ps: list[Interval] = []
         qs: list[Interval] = []
         edges = [mp.ninf, x_lo, x_hi, mp.inf]
-        for left, right in zip(edges, edges[1:], strict=False):
-            if left >= right or (mp.isinf(left) and mp.isinf(right) and left == right):
+        for left, right in itertools.pairwise(edges):
+            if left >= right:
                 ps.append(zero)
                 qs.append(zero)
             else:
@@ -706,7 +717,7 @@ class MixturePair:
         return tuple(ps), tuple(qs)
 
     def _threshold(self, eps: Mpf) -> tuple[Mpf, Mpf]:
-        """``x_lo <= x_hi`` with ``L <= ε`` on ``(-∞, x_lo]`` and ``L >= ε`` on ``[x_hi, ∞)`` (may be ``±∞``)."""
+        """``x_lo <= x_hi`` with ``L <= ε`` on ``(-∞, x_lo]``, ``L >= ε`` on ``[x_hi, ∞)`` (maybe ``±∞``)."""
         bottom, top = self.loss_limits()
         if bottom is not None and lower(bottom) >= eps:
             return mp.ninf, mp.ninf  # L >= ε everywhere
@@ -722,8 +733,23 @@ class MixturePair:
             elif lower(loss) >= eps:
                 b = mid
             else:
-                break  # the loss interval at mid contains ε: as tight as the precision allows
+                # The loss interval at mid contains ε: close in from both sides of mid instead.
+                a = self._walk(mid, eps, -tolerance, a)
+                b = self._walk(mid, eps, tolerance, b)
+                break
         return a, b
+
+    def _walk(self, x: Mpf, eps: Mpf, step: Mpf, limit: Mpf) -> Mpf:
+        """The nearest point to ``x`` (steps doubling away from it, toward ``limit``) where the
+        loss is certainly ``<= ε`` (``step < 0``) or ``>= ε`` (``step > 0``); ``limit`` qualifies."""
+        while True:
+            y = x + step
+            if (step < 0 and y <= limit) or (step > 0 and y >= limit):
+                return limit
+            loss = self.loss(iv.mpf(y))
+            if (upper(loss) <= eps) if step < 0 else (lower(loss) >= eps):
+                return y
+            step *= 2
 
     def _bracket(self, eps: Mpf) -> tuple[Mpf, Mpf]:
         """Finite ``a < b`` with ``L(a) <= ε <= L(b)`` certified, near the float threshold."""
@@ -760,7 +786,7 @@ class MixturePair:
             return Enclosure.exact(0)
         with precision(dps):
             dm = mp.mpf(d)
-            bottom, top = self.loss_limits()
+            _, top = self.loss_limits()
             lo_f, hi_f = self.window_float(-60.0)
             span = max(1.0, hi_f - lo_f)
             a = mp.mpf(lo_f) - span
@@ -897,6 +923,14 @@ class MixturePair:
             return Enclosure(max(mp.zero, lower(value)), max(mp.zero, upper(value)))
 
 
+def _scale(noise: NoiseDistribution) -> float:
+    """``σ`` of a Gaussian or ``b`` of a Laplace noise, as a float (for placing cells only)."""
+    if isinstance(noise, Gaussian):
+        return float(noise.sigma)
+    assert isinstance(noise, Laplace)
+    return float(noise.scale)
+
+
 def _side(noise: LatticeNoise, weight: Fraction, shift: int) -> LatticeNoise:
     if weight == 0 or shift == 0:
         return noise
@@ -925,6 +959,8 @@ class _Subsampled:
             raise ParameterTypeError("mechanism", mech, _MECHANISM)
         if isinstance(self.rate, bool) or not isinstance(self.rate, int | float | Fraction | mpmath.mpf):
             raise ParameterTypeError("rate", self.rate, "a real number in (0, 1]")
+        if not math.isfinite(float(self.rate)):
+            raise ParameterError("rate", self.rate, "a real number in (0, 1]")
         rate = _fraction("rate", self.rate)
         if not 0 < rate <= 1:
             raise ParameterError("rate", self.rate, "a real number in (0, 1]")
@@ -1112,7 +1148,9 @@ def _sampled_gaussian_rdp(alpha: float, q: Fraction, sigma: float, shift: float,
 def _mtz_integer(alpha: int, q: Fraction, sigma: float, shift: float, dps: int) -> Enclosure:
     """``ln(A_α)/(α - 1)``, ``A_α = Σ_k C(α, k) (1-q)^{α-k} q^k e^{(k² - k)Δ²/(2σ²)}`` (MTZ 2019, §3.3)."""
     if alpha > _MAX_INTEGER_ORDER:
-        raise UnsupportedError(f"alpha={alpha}: the binomial expansion is summed up to order {_MAX_INTEGER_ORDER}")
+        raise UnsupportedError(
+            f"alpha={alpha}: the binomial expansion is summed up to order {_MAX_INTEGER_ORDER}"
+        )
     with precision(dps):
         qi = to_interval(q)
         keep = 1 - qi
