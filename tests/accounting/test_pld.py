@@ -14,7 +14,13 @@ Every reference is computed independently of the code under test:
   :mod:`accounting.divergence` from the convolution table of :mod:`accounting.noise`;
 * small compositions of centred binomials and Skellams: brute-force hockey-stick sums over the
   product space, with PMFs from :func:`math.comb` and :func:`mpmath.besseli`;
-* the Gaussian acceptance number of issue 3.
+* the Gaussian acceptance number of issue 3;
+* the continuous Gaussian on a grid: the closed form of Balle–Wang (``k`` Gaussians are one);
+* the continuous Laplace: its loss is ``±a`` (``a = Δ/b``) with ``P``-masses ``1/2`` and
+  ``e^{-a}/2`` and the density ``e^{(l - a)/2}/4`` on ``(-a, a)``; two-fold ``δ(ε)`` by
+  :func:`mpmath.quad` over one loss with the other integrated in closed form;
+* cited guarantees: ``k``-fold randomized response is a binomial of losses ``±ε`` (as the
+  discrete Laplace), and ``ApproxDP(ε, δ)`` adds ``1 - (1 - δ)^k`` at ``+∞``.
 """
 
 from __future__ import annotations
@@ -32,25 +38,35 @@ from mpmath import mp
 
 from accounting import (
     AdditiveNoise,
+    ApproxDP,
     CenteredBinomial,
     DiscreteGaussian,
     DiscreteLaplace,
     DistributedSum,
     Enclosure,
+    Gaussian,
     Geometric,
+    Laplace,
     ParameterError,
     ParameterTypeError,
     Polya,
+    PureDP,
     Skellam,
     SumOfDiscreteGaussians,
     UnsupportedError,
+    UnsupportedEventError,
 )
+from accounting.neighbouring import Neighbouring
 from accounting.pld import (
     PrivacyLossDistribution,
+    _contract,
+    compose_events,
     compose_mechanisms,
     gaussian_composition_delta,
     gaussian_composition_epsilon,
+    gaussian_equivalent_sigma,
 )
+from accounting.subsampling import PoissonSampled, SampledWithoutReplacement
 
 Mpf = Any
 REF_DPS = 60
@@ -454,3 +470,284 @@ def test_parameter_errors() -> None:
         pld(dlap).delta(-1.0)
     with pytest.raises(ParameterError, match="count"):
         gaussian_composition_epsilon(1.0, 1.0, 0, 1e-5)
+
+
+# ---------------------------------------------------------------------------------------------
+# The second-order optimistic side: a mean-preserving contraction onto the grid
+# ---------------------------------------------------------------------------------------------
+
+ATOMS = st.lists(st.tuples(st.integers(-3000, 3000), st.integers(1, 10**9)), min_size=1, max_size=30)
+
+
+@given(atoms=ATOMS, threshold=st.floats(-20.0, 20.0))
+@FAST
+def test_contraction_lowers_every_convex_nondecreasing_expectation(
+    atoms: list[tuple[int, int]], threshold: float
+) -> None:
+    """``Σ q_g f(g h) <= Σ q f(l)`` for ``f(s) = (e^s - e^c)_+`` (conditional Jensen; blocks below means)."""
+    frac, h = 8, mp.mpf("0.01")
+    out = _contract(atoms, frac)
+    assert sum(out.values()) == sum(m for _, m in atoms)  # the pieces partition the mass
+    with mp.workdps(40):
+        e_c = mp.exp(threshold)
+
+        def f(s: Mpf) -> Mpf:
+            return max(mp.zero, mp.exp(s) - e_c)
+
+        before = mp.fsum(m * f(mp.mpf(t) / 2**frac * h) for t, m in atoms)
+        after = mp.fsum(m * f(g * h) for g, m in out.items())
+        assert after <= before * (1 + mp.mpf(10) ** -30)
+        # and the mean moves down by less than one grid step
+        mean_before = mp.fsum(mp.mpf(t) * m for t, m in atoms) / 2**frac
+        mean_after = mp.fsum(g * m for g, m in out.items())
+        total = sum(m for _, m in atoms)
+        assert mean_before - total <= mean_after <= mean_before
+
+
+def test_contraction_keeps_atoms_on_the_grid_and_piles_at_either_end() -> None:
+    unit = 1 << 8
+    assert _contract([(3 * unit, 5), (7 * unit, 2)], 8) == {3: 5, 7: 2}
+    # A pile against the top end (mass 10 at 9.5 steps) is contracted from the inside:
+    # nothing of it is rounded down by a whole step.
+    atoms = [(int((k + 0.5) * unit), 1) for k in range(9)] + [(int(9.5 * unit), 10)]
+    out = _contract(atoms, 8)
+    mean_before = sum(t * m for t, m in atoms) / unit
+    mean_after = sum(g * m for g, m in out.items())
+    assert mean_before - mean_after < 1.0
+
+
+def test_optimistic_end_is_second_order_for_skellam() -> None:
+    """100 × Skellam(100) at δ = 1e-5: the first-order lower end was 4.36953 even at h = 2^-13."""
+    dist = pld(AdditiveNoise(Skellam(100), 1), spacing=2.0**-11, dps=20).self_compose(100)
+    got = dist.epsilon(1e-5)
+    assert got.lo > 4.375
+    assert got.hi - got.lo < 1e-3  # 100 steps of h/2 would be 2.4e-2
+
+
+@pytest.mark.slow
+def test_hundred_skellams_on_the_default_grid() -> None:
+    got = pld(AdditiveNoise(Skellam(100), 1)).self_compose(100).epsilon(1e-5)
+    assert got.lo > 4.3759
+    assert got.hi < 4.37610
+    assert got.hi - got.lo < 2e-4  # today's [4.36953, 4.37609]
+
+
+def test_rounded_grid_lower_end_below_the_exact_discrete_gaussian() -> None:
+    """Atoms 256 grid steps apart (``Δ/σ² = 1/4``): a contraction merges neighbours that far apart,
+    so the width is of order ``h·Δ/σ²`` per step rather than ``h²`` (still far below ``h``)."""
+    dist = pld(AdditiveNoise(DiscreteGaussian(2.0), 1), spacing=2.0**-10, dps=20).self_compose(10)
+    assert not dist.exact_grid
+    summed = AdditiveNoise(SumOfDiscreteGaussians(2.0, 10), 10)
+    for eps in (0.0, 1.0, 3.0):
+        exact = summed.delta(eps, 20)
+        got = dist.delta(eps)
+        assert got.lo <= exact.hi
+        assert exact.lo <= got.hi
+        assert got.hi - got.lo < 4e-3 * got.hi
+    got_eps, exact_eps = dist.epsilon(1e-6), summed.epsilon(1e-6, 20)
+    assert overlaps(got_eps, exact_eps)
+    assert got_eps.relative_width < 2e-3
+
+
+def test_rounded_grid_discrete_laplace_width_is_second_order() -> None:
+    h = 2.0**-12
+    dist = pld(AdditiveNoise(DiscreteLaplace(1000.0), 1), spacing=h).self_compose(30)
+    with mp.workdps(REF_DPS):
+        exact = brute_epsilon(binomial_atoms(1000.0, 30), 1e-3)
+    got = dist.epsilon(1e-3)
+    assert_in(exact, got)
+    assert got.hi - got.lo < 30 * h / 5  # rounding each loss down would cost up to 30 h
+
+
+# ---------------------------------------------------------------------------------------------
+# Continuous noise by cells of the output axis
+# ---------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("sigma", "count"), [(2.0, 1), (2.0, 10), (5.0, 200)])
+def test_continuous_gaussian_cells_enclose_the_closed_form(sigma: float, count: int) -> None:
+    dist = pld(AdditiveNoise(Gaussian(sigma), 1.0), spacing=2.0**-10, dps=20).self_compose(count)
+    exact = gaussian_composition_epsilon(sigma, 1.0, count, 1e-5)
+    got = dist.epsilon(1e-5)
+    assert overlaps(got, exact), (got, exact)
+    assert got.relative_width < 3e-5
+    for eps in (0.0, 0.5, 2.0):
+        assert overlaps(dist.delta(eps), gaussian_composition_delta(sigma, 1.0, count, eps))
+
+
+def _laplace_two_fold_delta(a: Mpf, eps: Mpf) -> Mpf:
+    """``δ(ε)`` of two Laplace mechanisms from the law of the loss (module docstring)."""
+    atoms = [(a, mp.mpf(1) / 2), (-a, mp.exp(-a) / 2)]
+
+    def density(x: Mpf) -> Mpf:
+        return mp.exp((x - a) / 2) / 4
+
+    def g(s: Mpf) -> Mpf:
+        return max(mp.zero, 1 - mp.exp(eps - s))
+
+    def against_density(shift: Mpf) -> Mpf:
+        """``∫_{-a}^{a} f(l) (1 - e^{ε - shift - l})_+ dl`` in closed form."""
+        u = max(-a, eps - shift)
+        if u >= a:
+            return mp.zero
+        first = (1 - mp.exp((u - a) / 2)) / 2
+        second = mp.exp(eps - shift - a / 2) / 2 * (mp.exp(-u / 2) - mp.exp(-a / 2))
+        return first - second
+
+    total = mp.fsum(p1 * p2 * g(l1 + l2) for l1, p1 in atoms for l2, p2 in atoms)
+    total += 2 * mp.fsum(p * against_density(loss) for loss, p in atoms)
+    breaks = sorted({-a, a, *(x for x in (eps - a, eps + a) if -a < x < a)})
+    total += mp.quad(lambda l1: density(l1) * against_density(l1), breaks)
+    return total
+
+
+def test_continuous_laplace_two_fold_against_quadrature() -> None:
+    b = 2.0
+    dist = pld(AdditiveNoise(Laplace(b), 1.0), spacing=2.0**-12, dps=20)
+    two = dist.self_compose(2)
+    with mp.workdps(30):
+        a = 1 / mp.mpf(b)
+        for eps in (0.0, 0.2, 0.6, 0.9):
+            exact = _laplace_two_fold_delta(a, mp.mpf(eps))
+            got = two.delta(eps)
+            assert got.lo <= exact <= got.hi, (eps, got, exact)
+            assert overlaps(AdditiveNoise(Laplace(b), 1.0).delta(eps), dist.delta(eps))
+
+
+def test_continuous_laplace_against_dp_accounting() -> None:
+    """The ledger that fell back to RDP (4.53) now has a PLD route: dp_accounting's PLD says 4.2203."""
+    pytest.importorskip("dp_accounting")
+    from dp_accounting.pld import privacy_loss_distribution as pld_lib
+
+    ours = compose_events([(AdditiveNoise(Laplace(10.0), 1.0), 100)], "add-remove").epsilon(1e-5)
+    theirs = pld_lib.from_laplace_mechanism(10.0, value_discretization_interval=1e-4).self_compose(100)
+    pessimistic = theirs.get_epsilon_for_delta(1e-5)
+    assert ours.hi >= 4.2201  # dp_accounting's optimistic estimate
+    assert abs(float(ours.hi) - pessimistic) < 2e-3 * pessimistic
+    assert ours.hi < 4.53
+
+
+# ---------------------------------------------------------------------------------------------
+# Ledgers: compose_events
+# ---------------------------------------------------------------------------------------------
+
+
+def test_gaussian_ledger_is_one_gaussian() -> None:
+    items = [(AdditiveNoise(Gaussian(2.0), 1.0), 10), (AdditiveNoise(Gaussian(3.0), 2.0), 5)]
+    lo, hi = gaussian_equivalent_sigma([(2.0, 1.0, 10), (3.0, 2.0, 5)])
+    with mp.workdps(40):
+        exact = 1 / mp.sqrt(mp.mpf(10) / 4 + mp.mpf(5) * 4 / 9)
+        assert lo <= exact <= hi
+        assert hi - lo <= 2.0**-50 * exact
+    for relation in ("add-remove", "replace-one"):
+        ledger = compose_events(items, relation)
+        assert ledger.gaussian_sigma == (lo, hi)
+        assert overlaps(ledger.epsilon(1e-6), gaussian_composition_epsilon(float(exact), 1.0, 1, 1e-6))
+    with pytest.raises(ParameterError, match="sigma"):
+        gaussian_equivalent_sigma([(0.0, 1.0, 1)])
+    with pytest.raises(ParameterError, match="count"):
+        gaussian_equivalent_sigma([(1.0, 1.0, 0)])
+
+
+def rr_atoms(eps: float, count: int, dlt: float = 0.0) -> list[tuple[Mpf, Mpf]]:
+    """``count``-fold randomized response (the KOV pair of ε) as (P, Q) atoms; ``+∞`` carries the rest."""
+    e = mp.exp(mp.mpf(eps))
+    up = e / (1 + e)
+    keep = (1 - mp.mpf(dlt)) ** count
+    atoms = []
+    for k in range(count + 1):
+        p = keep * mp.binomial(count, k) * up**k * (1 - up) ** (count - k)
+        atoms.append((p, p * mp.exp(-(2 * k - count) * mp.mpf(eps))))
+    atoms.append((1 - keep, mp.zero))
+    return atoms
+
+
+def test_cited_guarantees_compose_exactly() -> None:
+    with mp.workdps(REF_DPS):
+        pure = compose_events([(PureDP(0.3, "thm"), 20)], "replace-one")
+        approx = compose_events([(ApproxDP(0.3, 1e-6, "thm"), 20)], "replace-one")
+        assert pure.directions["replace-one"].exact_grid
+        for eps in (0.0, 1.0, 3.0):
+            assert_in(brute_delta(rr_atoms(0.3, 20), eps), pure.delta(eps))
+            assert_in(brute_delta(rr_atoms(0.3, 20, 1e-6), eps), approx.delta(eps))
+        assert_in(brute_epsilon(rr_atoms(0.3, 20), 1e-5), pure.epsilon(1e-5))
+        assert pure.delta(0.5).digits() > 15
+    with pytest.raises(UnsupportedEventError, match="replace-one"):
+        compose_events([(PureDP(0.3, "thm"), 2)], "add-remove")
+
+
+def test_mixed_ledger_against_the_product_of_atoms() -> None:
+    """Randomized response and a discrete Laplace on one rounded grid: atoms multiply."""
+    with mp.workdps(REF_DPS):
+        mixed = compose_events(
+            [(PureDP(0.25, "thm"), 3), (AdditiveNoise(DiscreteLaplace(3.0), 1), 4)], "replace-one"
+        )
+        assert not mixed.directions["replace-one"].exact_grid
+        atoms = [
+            (p1 * p2, q1 * q2)
+            for (p1, q1), (p2, q2) in itertools.product(rr_atoms(0.25, 3), binomial_atoms(3.0, 4))
+        ]
+        for eps in (0.0, 0.5, 1.5):
+            got = mixed.delta(eps)
+            assert_in(brute_delta(atoms, eps), got)
+            assert got.hi - got.lo < 1e-3 * got.hi
+        assert_in(brute_epsilon(atoms, 1e-3), mixed.epsilon(1e-3))
+
+
+def test_subsampled_ledger_takes_the_worse_direction() -> None:
+    event = PoissonSampled(AdditiveNoise(DiscreteGaussian(2.0), 1), 0.2)
+    ledger = compose_events([(event, 20)], Neighbouring.ADD_REMOVE, dps=20)
+    assert set(ledger.directions) == {"remove", "add"}
+    for delta in (1e-3, 1e-6):
+        parts = [d.epsilon(delta) for d in ledger.directions.values()]
+        got = ledger.epsilon(delta)
+        assert got.hi == max(p.hi for p in parts)
+        assert got.lo == max(p.lo for p in parts)
+    # A symmetric ledger is composed once under add-remove.
+    symmetric = compose_events([(AdditiveNoise(DiscreteGaussian(2.0), 1), 3)], "add-remove")
+    assert len(symmetric.directions) == 1
+
+
+def test_composition_is_additive_in_the_counts() -> None:
+    event = SampledWithoutReplacement(AdditiveNoise(Gaussian(2.0), 1.0), 0.1)
+    split = compose_events([(event, 30), (event, 50)], "replace-one", spacing=2.0**-9, dps=20)
+    whole = compose_events([(event, 80)], "replace-one", spacing=2.0**-9, dps=20)
+    for delta in (1e-3, 1e-6):
+        assert overlaps(split.epsilon(delta), whole.epsilon(delta))
+    pair = event.dominating_pairs("replace-one")["replace-one"]
+    one = PrivacyLossDistribution.from_pair(pair, spacing=2.0**-9, dps=20)
+    for eps in (0.0, 0.5):
+        assert overlaps(
+            one.self_compose(30).compose(one.self_compose(50)).delta(eps), one.self_compose(80).delta(eps)
+        )
+
+
+@pytest.mark.parametrize(
+    ("event", "relation", "match"),
+    [
+        (DistributedSum(DiscreteGaussian(2.0), 5), "add-remove", "noise share"),
+        (AdditiveNoise(Geometric(0.5), 1), "replace-one", "RDP"),
+        (AdditiveNoise(Skellam.from_rates(3, 5), 1), "add-remove", "RDP"),
+        (PureDP(1.0, "thm", "add-remove"), "replace-one", "add-remove"),
+        ("not an event", "replace-one", "PLD route"),
+        (PoissonSampled(DistributedSum(DiscreteGaussian(2.0), 5), 0.1), "add-remove", "share"),
+    ],
+    ids=repr,
+)
+def test_compose_events_refuses_what_it_cannot_certify(event: Any, relation: str, match: str) -> None:
+    with pytest.raises(UnsupportedEventError, match=match):
+        compose_events([(event, 2)], relation)
+
+
+def test_compose_events_parameter_errors() -> None:
+    mech = AdditiveNoise(DiscreteLaplace(3.0), 1)
+    with pytest.raises(ParameterError, match="items"):
+        compose_events([], "replace-one")
+    with pytest.raises(ParameterTypeError, match=r"items\[0\]"):
+        compose_events([mech], "replace-one")  # type: ignore[list-item]
+    with pytest.raises(ParameterError, match="count"):
+        compose_events([(mech, 0)], "replace-one")
+    with pytest.raises(ParameterError, match="spacing"):
+        compose_events([(mech, 1)], "replace-one", spacing=-1.0)
+    with pytest.raises(ParameterError, match="neighbouring"):
+        compose_events([(mech, 1)], "sideways")
