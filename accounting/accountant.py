@@ -92,6 +92,7 @@ from accounting.noise import (
     Skellam,
     SumOfDiscreteGaussians,
 )
+from accounting.subsampling import PoissonSampled, SampledWithoutReplacement
 
 __all__ = [
     "PUBLISHED",
@@ -113,18 +114,30 @@ ROUTES = ("auto", "pld", "rdp", "zcdp", "pure", "published")
 #: The answer of the Accountant is an :class:`Enclosure` (its ``route`` and ``candidates`` say how).
 PrivacyAnswer = Enclosure
 
-_EVENTS = "an AdditiveNoise, DistributedSum, PureDP, ApproxDP, Event or Composed"
+_EVENTS = (
+    "an AdditiveNoise, DistributedSum, PureDP, ApproxDP, PoissonSampled, SampledWithoutReplacement, "
+    "Event or Composed"
+)
+
+Release = Mechanism | PoissonSampled | SampledWithoutReplacement
+"""What one ledger entry runs: a mechanism, a cited guarantee, or a release on a sampled batch."""
+
+
+def _is_release(x: object) -> bool:
+    return isinstance(x, Mechanism | PoissonSampled | SampledWithoutReplacement) and not isinstance(
+        x, AddRemoveSum
+    )
 
 
 @dataclass(frozen=True)
 class Event:
     """A mechanism applied ``count`` times, adaptively (``dp_accounting``'s ``SelfComposedDpEvent``)."""
 
-    mechanism: Mechanism
+    mechanism: Release
     count: int = 1
 
     def __post_init__(self) -> None:
-        if not isinstance(self.mechanism, Mechanism) or isinstance(self.mechanism, AddRemoveSum):
+        if not _is_release(self.mechanism):
             raise ParameterTypeError("mechanism", self.mechanism, _EVENTS)
         object.__setattr__(self, "count", v.integer("count", self.count, minimum=1))
 
@@ -136,17 +149,17 @@ SelfComposed = Event
 class Composed:
     """Events run one after another, adaptively (``dp_accounting``'s ``ComposedDpEvent``)."""
 
-    events: tuple[Mechanism | Event | Composed, ...]
+    events: tuple[Release | Event | Composed, ...]
 
-    def __init__(self, events: Iterable[Mechanism | Event | Composed]) -> None:
+    def __init__(self, events: Iterable[Release | Event | Composed]) -> None:
         items = tuple(events)
         for i, e in enumerate(items):
-            if not isinstance(e, Mechanism | Event | Composed):
+            if not (_is_release(e) or isinstance(e, Event | Composed)):
                 raise ParameterTypeError(f"events[{i}]", e, _EVENTS)
         object.__setattr__(self, "events", items)
 
 
-EventLike = Mechanism | Event | Composed
+EventLike = Release | Event | Composed
 
 
 def flatten(event: object, count: int = 1) -> list[Event]:
@@ -158,8 +171,8 @@ def flatten(event: object, count: int = 1) -> list[Event]:
         return [Event(event.mechanism, event.count * k)]
     if isinstance(event, Composed):
         return [Event(e.mechanism, e.count * k) for item in event.events for e in flatten(item)]
-    if isinstance(event, Mechanism) and not isinstance(event, AddRemoveSum):
-        return [Event(event, k)]
+    if _is_release(event):
+        return [Event(event, k)]  # type: ignore[arg-type]
     raise ParameterTypeError("event", event, _EVENTS)
 
 
@@ -334,10 +347,14 @@ class Accountant:
         return tuple(self._events)
 
     def _views_of(self, entries: list[Event]) -> list[Mechanism]:
-        views = []
+        views: list[Mechanism] = []
         for e in entries:
             try:
-                views.append(e.mechanism.under(self.neighbouring))
+                release = e.mechanism
+                if isinstance(release, Mechanism):
+                    views.append(release.under(self.neighbouring))
+                else:
+                    views.append(SampledView(release, self.neighbouring))
             except UnsupportedEventError:
                 raise
             except UnsupportedError as err:
@@ -437,6 +454,8 @@ class Accountant:
                     raise
         if route == "pld" and len(pairs) == 1 and isinstance(pairs[0][1], PureDP | ApproxDP):
             return _kov(pairs[0][1], pairs[0][0].count, at, want_epsilon)
+        if route == "pld":
+            return self._pld(pairs, at, want_epsilon)
         approx = [(e, m) for e, m in pairs if isinstance(m, ApproxDP) and m.dlt > 0]
         rest = [(e, m) for e, m in pairs if not (isinstance(m, ApproxDP) and m.dlt > 0)]
         if not approx:
@@ -484,12 +503,19 @@ class Accountant:
         return len(self._events) == 1 and self._events[0].count == 1
 
     def _pld_applies(self) -> bool:
-        if self._single() or (len(self._views) == 1 and isinstance(self._views[0], PureDP | ApproxDP)):
+        """Whether every event has a certified dominating pair (the PLD route can compose them)."""
+        if self._single():
             return True
-        views = [m for m in self._views if not (isinstance(m, ApproxDP) and m.dlt > 0)]
-        if views and all(isinstance(_noise_of(m), Gaussian) for m in views):
-            return True
-        return bool(views) and all(_symmetric_lattice(m) for m in views)
+        from accounting import pld
+
+        for e, m in self._pairs():
+            if isinstance(m, AddRemoveSum):
+                return False
+            try:
+                pld.dominating_pairs(e.mechanism, self.neighbouring)
+            except UnsupportedError:
+                return False
+        return True
 
     def _rdp_curve(self, pairs: list[tuple[Event, Mechanism]]) -> RdpCurve:
         terms = [RdpCurve.from_function(_RdpOf(m, self.dps)).scale(e.count) for e, m in pairs]
@@ -508,31 +534,17 @@ class Accountant:
         """
         closed = all(
             isinstance(m, PureDP | ApproxDP) or isinstance(_noise_of(m), Gaussian | Laplace) for _, m in pairs
-        )
+        ) and not any(isinstance(m, SampledView) for _, m in pairs)
         if closed:
             return {"alpha_max": 1e6}
         return {"alpha_max": 256.0, "grid_points": 24, "rtol": 1e-4}
 
     def _pld(self, pairs: list[tuple[Event, Mechanism]], at: float, want_epsilon: bool) -> Enclosure:
-        if all(isinstance(_noise_of(m), Gaussian) for _, m in pairs):
-            lo, hi = bounds.gaussian_equivalent_sigma(
-                (float(m.noise.sigma), float(m.sensitivity), e.count)
-                for e, m in pairs
-                if isinstance(m, AdditiveNoise) and isinstance(m.noise, Gaussian)
-            )
-            if want_epsilon:
-                high = bounds.gaussian_epsilon_analytic(lo, at) if lo > 0 else math.inf
-                return Enclosure.from_rounded_up(high, bounds.gaussian_epsilon_analytic(hi, at))
-            high_d = bounds.gaussian_delta_analytic(lo, at) if lo > 0 else 1.0
-            return Enclosure.from_rounded_up(min(high_d, 1.0), bounds.gaussian_delta_analytic(hi, at))
-        if not all(_symmetric_lattice(m) for _, m in pairs):
-            raise UnsupportedError(
-                "the PLD route needs symmetric log-concave lattice noise (one dominating pair) "
-                "or Gaussian mechanisms only (a cited guarantee only when it is the whole ledger, once)"
-            )
         from accounting import pld
 
-        dist = pld.compose_mechanisms([(m, e.count) for e, m in pairs], dps=self.dps)
+        if any(isinstance(m, AddRemoveSum) for _, m in pairs):
+            raise UnsupportedEventError("a distributed sum under add-remove composes by no certified PLD")
+        dist = pld.compose_events([(e.mechanism, e.count) for e, _ in pairs], self.neighbouring, dps=self.dps)
         return dist.epsilon(at) if want_epsilon else dist.delta(at)
 
     def _published(
@@ -626,6 +638,41 @@ class Accountant:
 
 
 # -- helpers of the routes ------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SampledView(Mechanism):
+    """A release on a sampled batch, answering as a :class:`Mechanism` under one relation.
+
+    Its pairs are the subsampled event's dominating pairs (:mod:`accounting.subsampling`); an
+    event with none under the relation is refused when the view is made (up front).
+    """
+
+    release: PoissonSampled | SampledWithoutReplacement
+    neighbouring: Neighbouring
+
+    def __post_init__(self) -> None:
+        self.release.dominating_pairs(self.neighbouring)  # raises UnsupportedEventError
+
+    def epsilon(self, delta: float, dps: int = DEFAULT_DPS) -> Enclosure:
+        return self.release.epsilon(delta, self.neighbouring, dps)
+
+    def delta(self, epsilon: float, dps: int = DEFAULT_DPS) -> Enclosure:
+        return self.release.delta(epsilon, self.neighbouring, dps)
+
+    def rdp(self, alpha: float, dps: int = DEFAULT_DPS) -> Enclosure:
+        return self.release.rdp(alpha, self.neighbouring, dps)
+
+    def pure_epsilon(self, dps: int = DEFAULT_DPS) -> Enclosure:
+        return self.release.pure_epsilon(self.neighbouring, dps)
+
+    def zcdp_rho(self, dps: int = DEFAULT_DPS, rtol: float = 1e-2) -> Enclosure:
+        """``∞`` unless the release has a pure ε (a subsampled ρ is not computed here)."""
+        v.positive("rtol", rtol)
+        pure = self.pure_epsilon(dps)
+        if mp.isinf(pure.hi):
+            return Enclosure(mp.inf, mp.inf)
+        return Enclosure(mp.zero, mp.mpf(conversion.pure_to_zcdp(pure.upper)))
 
 
 def _noise_of(m: Mechanism) -> NoiseDistribution | None:
@@ -762,8 +809,14 @@ def noise_from_dict(data: object) -> NoiseDistribution:
         raise ParameterError("noise", data, f"the fields of {kind} ({err})") from None
 
 
-def mechanism_to_dict(mechanism: Mechanism) -> dict[str, Any]:
-    """A mechanism or cited guarantee as plain data."""
+def mechanism_to_dict(mechanism: Release) -> dict[str, Any]:
+    """A mechanism, a cited guarantee or a sampled release as plain data."""
+    if isinstance(mechanism, PoissonSampled | SampledWithoutReplacement):
+        return {
+            "type": type(mechanism).__name__,
+            "rate": _encode(mechanism.rate),
+            "mechanism": mechanism_to_dict(mechanism.mechanism),
+        }
     if isinstance(mechanism, AdditiveNoise):
         return {
             "type": "AdditiveNoise",
@@ -800,10 +853,12 @@ _FIELDS = {
     "DistributedSum": {"type", "share", "users", "sensitivity"},
     "PureDP": {"type", "epsilon", "source", "neighbouring"},
     "ApproxDP": {"type", "epsilon", "delta", "source", "neighbouring"},
+    "PoissonSampled": {"type", "rate", "mechanism"},
+    "SampledWithoutReplacement": {"type", "rate", "mechanism"},
 }
 
 
-def mechanism_from_dict(data: object) -> Mechanism:
+def mechanism_from_dict(data: object) -> Release:
     """Inverse of :func:`mechanism_to_dict`."""
     if not isinstance(data, dict):
         raise ParameterError("mechanism", data, "an object with a 'type'")
@@ -820,6 +875,12 @@ def mechanism_from_dict(data: object) -> Mechanism:
         return DistributedSum(noise_from_dict(data["share"]), data["users"], data["sensitivity"])
     if kind == "PureDP":
         return PureDP(data["epsilon"], data["source"], relation)
+    if kind in ("PoissonSampled", "SampledWithoutReplacement"):
+        inner = mechanism_from_dict(data["mechanism"])
+        if not isinstance(inner, AdditiveNoise | DistributedSum):
+            raise ParameterError("mechanism", data["mechanism"], "an AdditiveNoise or DistributedSum")
+        sampled = PoissonSampled if kind == "PoissonSampled" else SampledWithoutReplacement
+        return sampled(inner, _decode(data["rate"]))  # type: ignore[arg-type]
     return ApproxDP(data["epsilon"], data["delta"], data["source"], relation)
 
 

@@ -242,8 +242,8 @@ def _event(args: argparse.Namespace, mech: Mechanism) -> EventLike:
     from accounting import subsampling
 
     if args.sampling in (None, "poisson"):
-        return subsampling.PoissonSampled(mech, rate)  # type: ignore[arg-type,return-value]
-    return subsampling.SampledWithoutReplacement(mech, rate)  # type: ignore[arg-type,return-value]
+        return subsampling.PoissonSampled(mech, rate)  # type: ignore[arg-type]
+    return subsampling.SampledWithoutReplacement(mech, rate)  # type: ignore[arg-type]
 
 
 def _ledger(args: argparse.Namespace, mech: Mechanism) -> Accountant:

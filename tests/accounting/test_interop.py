@@ -55,7 +55,6 @@ RELATIONS = ["add-remove", "replace-one"]
 #: Δ of a top-level additive-noise event with contribution bound C = 1, per relation.
 FACTOR = {"add-remove": 1, "replace-one": 2}
 
-PENDING = pytest.mark.xfail(strict=True, reason="Accountant integration of subsampled events pending")
 
 
 @pytest.fixture
@@ -242,7 +241,6 @@ def test_round_trip_ours_theirs_ours(de: Any, kind: str, relation: str) -> None:
     assert from_dp_event(theirs, relation) == ours
 
 
-@PENDING
 @pytest.mark.parametrize("relation", RELATIONS)
 def test_round_trip_of_composed_sampled_events(de: Any, relation: str) -> None:
     sampled = PoissonSampled(AdditiveNoise(Gaussian(0.8), 1), 0.01)
@@ -518,7 +516,6 @@ def test_all_gaussian_ledger_is_exact_and_close_to_dp_accounting(dp: Any, de: An
     assert c.certified <= c.dp_accounting_pld <= c.certified * (1 + 1e-4)
 
 
-@PENDING
 def test_mixed_ledger_with_poisson_sampled_gaussian(dp: Any, de: Any) -> None:
     ledger = de.ComposedDpEvent(
         [
@@ -537,7 +534,6 @@ def test_mixed_ledger_with_poisson_sampled_gaussian(dp: Any, de: Any) -> None:
     assert c.certified <= 2 * c.dp_accounting_pld
 
 
-@PENDING
 @pytest.mark.parametrize("relation", RELATIONS)
 def test_poisson_sampled_gaussian_certified(dp: Any, relation: str) -> None:
     ev = dp.dp_event.PoissonSampledDpEvent(0.01, dp.dp_event.GaussianDpEvent(1.0))

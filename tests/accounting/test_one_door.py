@@ -365,3 +365,29 @@ def test_sum_up_is_never_below_the_exact_sum(values: list[float]) -> None:
     got = sum_up(values)
     assert Fraction(got) >= total
     assert Fraction(math.nextafter(got, -math.inf)) < total or got == 0.0
+
+
+# -- sampled releases in the ledger -----------------------------------------------------------
+
+
+def test_sampled_releases_are_events_of_the_ledger() -> None:
+    from accounting.subsampling import PoissonSampled, SampledWithoutReplacement
+
+    gauss = PoissonSampled(AdditiveNoise(Gaussian(1.0)), 0.01)
+    acc = Accountant("add-remove").compose(gauss, 200)
+    pld = acc.epsilon(1e-5)
+    assert pld.route == "pld"
+    rdp = acc.epsilon(1e-5, route="rdp")
+    assert rdp.hi >= pld.lo
+    assert pld.relative_width < 1e-3
+    # Every kind round-trips through JSON, with an exact rate.
+    wor = SampledWithoutReplacement(DistributedSum(DiscreteGaussian(2.0), users=8), Fraction(8, 1000))
+    both = Accountant().compose(gauss, 3).compose(wor, 2)
+    assert Accountant.from_json(both.to_json()) == both
+    assert event_from_dict(event_to_dict(Composed([gauss, Event(wor, 2)]))) == Composed([gauss, Event(wor, 2)])
+    # A Poisson-sampled distributed sum under add-remove has no certified pair: refused up front.
+    shares = PoissonSampled(DistributedSum(DiscreteGaussian(2.0), users=8), 0.01)
+    assert Accountant().supports(shares)
+    assert not Accountant("add-remove").supports(shares)
+    with pytest.raises(UnsupportedEventError):
+        Accountant("add-remove").compose(shares)
