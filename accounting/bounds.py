@@ -26,13 +26,12 @@ from __future__ import annotations
 
 import math
 import numbers
-from collections.abc import Iterable
 from fractions import Fraction
 
-from mpmath import iv, mp
+from mpmath import mp
 
 from accounting import _validate as v
-from accounting._certified import Mpf, float_down, float_up, lower, precision, upper
+from accounting._certified import Mpf, float_up
 from accounting._search import smallest
 from accounting.errors import ParameterError
 
@@ -447,29 +446,6 @@ def gaussian_epsilon_analytic(sigma: float, delta: float, sensitivity: float = 1
     while not ok(hi):
         hi *= 2.0
     return smallest(ok, 0.0, hi)
-
-
-def gaussian_equivalent_sigma(items: Iterable[tuple[float, float, int]]) -> tuple[float, float]:
-    """Floats ``lo <= σ_eff <= hi``: the σ of the one Gaussian mechanism (sensitivity 1) equal to them all.
-
-    ``items`` are ``(σ_i, Δ_i, k_i)``: ``k_i`` runs of the Gaussian mechanism with noise ``σ_i``
-    and ℓ2 sensitivity ``Δ_i``. Each is ``μ_i = Δ_i/σ_i``-GDP and GDP composes by
-    ``μ² = Σ k_i μ_i²`` (Dong, Roth & Su 2019, Cor. 3.3), so the composition is the Gaussian
-    mechanism with ``σ_eff = 1/μ`` — exactly, for every (ε, δ). Computed in interval
-    arithmetic: ``lo`` (less noise, the pessimistic end) gives the upper end of an ε or δ.
-    """
-    rows = list(items)
-    if not rows:
-        raise ParameterError("items", rows, "at least one (sigma, sensitivity, count)")
-    with precision(30):
-        mu2 = iv.mpf(0)
-        for i, (sigma, sens, count) in enumerate(rows):
-            s = v.positive(f"items[{i}].sigma", sigma)
-            d = v.positive(f"items[{i}].sensitivity", sens)
-            k = v.integer(f"items[{i}].count", count, minimum=1)
-            mu2 += k * (iv.mpf(d) / iv.mpf(s)) ** 2
-        sigma_eff = 1 / iv.sqrt(mu2)
-        return float_down(lower(sigma_eff)), float_up(upper(sigma_eff))
 
 
 def gaussian_sigma_analytic(epsilon: float, delta: float, sensitivity: float = 1.0) -> float:

@@ -36,6 +36,7 @@ from accounting import (
 from accounting.accountant import PUBLISHED, event_from_dict, event_to_dict
 from accounting.composition import sum_up
 from accounting.conversion import optimize_rdp_order
+from accounting.pld import gaussian_equivalent_sigma
 
 SOURCE = "a cited theorem (test)"
 
@@ -277,9 +278,9 @@ def test_published_route_refuses_what_it_does_not_cover() -> None:
 
 
 def test_heterogeneous_gaussians_equal_one_gaussian() -> None:
-    """bounds.gaussian_equivalent_sigma (the one 'k Gaussians as one' function) against μ² = Σ k Δ²/σ²."""
+    """pld.gaussian_equivalent_sigma (the one 'k Gaussians as one' function) against μ² = Σ k Δ²/σ²."""
     items = [(2.0, 1.0, 3), (1.0, 2.0, 1), (5.0, 0.5, 7)]
-    lo, hi = bounds.gaussian_equivalent_sigma(items)
+    lo, hi = gaussian_equivalent_sigma(items)
     mu2 = sum(Fraction(k) * (Fraction(d) / Fraction(s)) ** 2 for s, d, k in items)
     assert Fraction(lo) ** 2 * mu2 <= 1 <= Fraction(hi) ** 2 * mu2
     assert math.nextafter(lo, math.inf) >= hi or math.nextafter(math.nextafter(lo, 9), 9) >= hi
@@ -353,7 +354,7 @@ def test_cited_results_of_the_project_enter_the_ledger() -> None:
 )
 def test_gaussian_equivalent_sigma_encloses_exactly(items: list[tuple[float, float, int]]) -> None:
     """lo² μ² <= 1 <= hi² μ² in exact rationals: a rounding to nearest anywhere is caught."""
-    lo, hi = bounds.gaussian_equivalent_sigma(items)
+    lo, hi = gaussian_equivalent_sigma(items)
     mu2 = sum(Fraction(k) * (Fraction(d) / Fraction(s)) ** 2 for s, d, k in items)
     assert Fraction(lo) ** 2 * mu2 <= 1 <= Fraction(hi) ** 2 * mu2
 
