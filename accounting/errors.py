@@ -42,3 +42,8 @@ class UnsupportedEventError(UnsupportedError):
     Raised up front by :meth:`~accounting.accountant.Accountant.compose` (see
     :meth:`~accounting.accountant.Accountant.supports`), as ``dp_accounting`` does.
     """
+
+
+class MissingDependencyError(ImportError):
+    """An optional dependency is needed and not installed; the message names the extra to install
+    (``pip install dpcert[interop]`` for ``dp_accounting``)."""

@@ -112,7 +112,12 @@ from mpmath import iv
 from accounting import _validate as v
 from accounting._certified import DEFAULT_DPS, Enclosure, float_up, precision, to_interval, upper
 from accounting.accountant import Accountant, Composed, Event
-from accounting.errors import ParameterError, ParameterTypeError, UnsupportedEventError
+from accounting.errors import (
+    MissingDependencyError,
+    ParameterError,
+    ParameterTypeError,
+    UnsupportedEventError,
+)
 from accounting.mechanisms import AdditiveNoise, Mechanism
 from accounting.neighbouring import Neighbouring
 from accounting.noise import DiscreteLaplace, Gaussian, Laplace
@@ -133,10 +138,6 @@ OurEvent = Mechanism | Event | Composed | PoissonSampled | SampledWithoutReplace
 
 _INSTALL = "pip install dpcert[interop]"
 _OURS = "an event of accounting (AdditiveNoise, Event, Composed, PoissonSampled or SampledWithoutReplacement)"
-
-
-class MissingDependencyError(ImportError):
-    """``dp_accounting`` is needed and not installed (``pip install dpcert[interop]``)."""
 
 
 def _dp() -> Any:
@@ -277,7 +278,7 @@ def _nothing() -> Composed:
 
 def _compose(items: list[OurEvent], path: str, event: object) -> Composed:
     try:
-        return Composed(items)  # type: ignore[arg-type]
+        return Composed(items)
     except ParameterTypeError as err:
         why = f"the Accountant's Composed cannot hold one of its members yet ({err})"
         raise _refuse(event, path, why) from None
@@ -292,7 +293,7 @@ def _repeat(ours: OurEvent, count: int, path: str, event: object) -> OurEvent:
     if isinstance(ours, Event):
         return Event(ours.mechanism, ours.count * count)
     try:
-        return Event(ours, count)  # type: ignore[arg-type]
+        return Event(ours, count)
     except ParameterTypeError as err:
         raise _refuse(
             event, path, f"the Accountant's Event cannot hold a {type(ours).__name__} yet ({err})"
@@ -527,7 +528,7 @@ def to_accountant(
     ours = _ours(event, relation)
     accountant = Accountant(relation, dps)
     try:
-        accountant.compose(ours)  # type: ignore[arg-type]
+        accountant.compose(ours)
     except ParameterTypeError as err:
         raise UnsupportedEventError(
             f"the Accountant does not accept {type(ours).__name__} events ({err})"
