@@ -755,6 +755,20 @@ class _CellTable:
     bottom: Interval | None
     top: Interval | None
 
+    def shifted(self, offset: Mpf) -> _CellTable:
+        """The same cells with every loss measured from ``offset`` (current precision).
+
+        ``Q``-masses are scaled by ``e^{offset}``, so that ``Q = Σ P e^{-loss}`` still holds with
+        the shifted losses (the two-point split and the ``Q``-weighted means rely on it).
+        """
+        scale = iv.exp(iv.mpf(offset))
+        return _CellTable(
+            [loss - offset for loss in self.losses],
+            [(p, q * scale) for p, q in self.masses],
+            None if self.bottom is None else self.bottom - offset,
+            None if self.top is None else self.top - offset,
+        )
+
     def reversed(self) -> _CellTable:
         """The table of :meth:`MixturePair.reversed`: ``x -> -x``, ``P`` and ``Q`` swapped, losses negated."""
         return _CellTable(
@@ -770,7 +784,9 @@ class _Atoms:
     """What one pair contributes: point atoms, a table of continuous cells, the ``P``-mass at ``+inf``.
 
     ``infinite_hi`` also bounds the ``P``-mass left outside a window (pessimistic side only);
-    ``lattice`` is ``(offset, h)`` when every point's loss is exactly ``offset + j h``.
+    ``lattice`` is ``(offset, h)`` when every point's loss is exactly ``offset + j h``; ``pile``
+    is a lower bound (within rounding) of the loss of the lowest heavy atom, which a rounded
+    grid puts on a grid point (:func:`_from_atoms`).
     """
 
     points: list[_Point]
@@ -778,6 +794,7 @@ class _Atoms:
     infinite_hi: Mpf
     infinite_lo: Mpf
     lattice: tuple[Interval, Interval] | None
+    pile: Mpf | None = None
 
 
 @dataclass(frozen=True)
@@ -872,7 +889,18 @@ def _pair_atoms(
         tables[pair] = (
             tables[mirror].reversed() if mirror in tables else _cell_table(pair, spacing, bits, dps)
         )
-    return _Atoms([], tables[pair], mp.zero, mp.zero, None)
+    table = tables[pair]
+    return _Atoms([], table, mp.zero, mp.zero, None, _flat_bottom(table))
+
+
+def _flat_bottom(table: _CellTable) -> Mpf | None:
+    """The loss of the bottom cell when it is an atom (Laplace noise is flat below its components)."""
+    if table.bottom is None or not table.losses:
+        return None
+    low, high = lower(table.bottom), upper(table.losses[0])
+    with precision(15):
+        flat = high - low <= mp.ldexp(max(mp.one, abs(low)), -60)
+    return low if flat else None
 
 
 def _cited_atoms(pair: _CitedPair, dps: int) -> _Atoms:
@@ -888,7 +916,8 @@ def _cited_atoms(pair: _CitedPair, dps: int) -> _Atoms:
         else:
             points = [_Point(0, low, high, -eps), _Point(1, high, low, eps)]
             lattice = (-eps, 2 * eps)
-        return _Atoms(points, None, upper(iv.mpf(pair.dlt)), lower(iv.mpf(pair.dlt)), lattice)
+        pile = lower(points[0].loss)
+        return _Atoms(points, None, upper(iv.mpf(pair.dlt)), lower(iv.mpf(pair.dlt)), lattice, pile)
 
 
 def _discrete_laplace_atoms(noise: DiscreteLaplace, shift: int, dps: int) -> _Atoms:
@@ -911,7 +940,7 @@ def _discrete_laplace_atoms(noise: DiscreteLaplace, shift: int, dps: int) -> _At
         for j, m in sorted(masses.items()):
             loss = offset + j * h
             points.append(_Point(j, m, m * iv.exp(-loss), loss))
-        return _Atoms(points, None, mp.zero, mp.zero, lattice)
+        return _Atoms(points, None, mp.zero, mp.zero, lattice, lower(offset))
 
 
 def _window_atoms(
@@ -985,8 +1014,6 @@ def _cell_table(pair: MixturePair, h: float, bits: int, dps: int) -> _CellTable:
     monotone, so the end points bound it). The window is cut where the ``P``- and ``Q``-tails are
     below ``2^-(bits + 8)`` (see :func:`_table_grids` for what happens beyond it).
     """
-    import numpy as np
-
     log_cut = -(bits + 8) * math.log(2)
     xa, xb = pair.window_float(log_cut)
     low_f = float(pair.loss_float(np.array([xa]))[0])
@@ -1085,18 +1112,19 @@ class _SplitRule:
 def _split_rule(loss: Interval, h: float) -> _SplitRule:
     """Connect the dots (Doroshenko, Ghazi, Kamath, Kumar & Manurangsi 2022) for a loss in ``loss``.
 
-    A mass at ``l`` goes to ``j_lo = ⌊l/h⌋`` and ``j_hi = ⌈l/h⌉`` preserving ``Σ p`` and
-    ``Σ p e^{-l}``: the share at ``j_hi`` is ``w = (1 - e^{-(l - j_lo h)})/(1 - e^{-(j_hi - j_lo) h})``.
-    Over an interval of losses the ends are ``⌊lo/h⌋`` and ``⌈hi/h⌉`` and the upper end of ``w``
-    is used (more mass at the higher loss is pessimistic; ``w`` increases with ``l``).
+    The mass is first moved to the upper end ``l`` of the enclosure (a higher loss at the same
+    ``P``-mass only raises δ, for every composition), then split between ``j_lo = ⌊l/h⌋`` and
+    ``j_hi = ⌈l/h⌉`` preserving ``Σ p`` and ``Σ p e^{-l}``: the share at ``j_hi`` is
+    ``w = (1 - e^{-(l - j_lo h)})/(1 - e^{-h})`` (rounded up by the caller's use of its upper end).
     """
     hf = Fraction(h)
-    j_lo = _floor_steps(lower(loss), hf)
-    j_hi = _ceil_steps(upper(loss), hf)
+    top = upper(loss)
+    j_lo = _floor_steps(top, hf)
+    j_hi = _ceil_steps(top, hf)
     if j_lo == j_hi:
         return _SplitRule(j_lo, j_hi, mp.one)
     step = iv.mpf(h)
-    w = (1 - iv.exp(-(loss - j_lo * step))) / (1 - iv.exp(-(j_hi - j_lo) * step))
+    w = (1 - iv.exp(-(iv.mpf(top) - j_lo * step))) / (1 - iv.exp(-step))
     return _SplitRule(j_lo, j_hi, min(mp.one, max(mp.zero, upper(w))))
 
 
@@ -1293,7 +1321,10 @@ def _contract(atoms: list[tuple[int, int]], frac: int) -> dict[int, int]:
 
 
 def _optimistic_masses(q_masses: dict[int, int], h: float, bits: int, dps: int) -> dict[int, int]:
-    """``P``-masses ``p_g = q_g e^{g h}`` on the rounded grid, rounded down (``e^{gh}`` from below)."""
+    """``P``-masses ``p_g = q_g e^{g h}`` on the rounded grid, rounded down (``e^{gh}`` from below).
+
+    ``q_g`` are the ``Q``-masses scaled by ``e^{offset}`` when the grid is offset (:func:`_from_atoms`).
+    """
     if not q_masses:
         return {}
     frac = bits + 64
@@ -1343,19 +1374,25 @@ def _from_atoms(atoms: _Atoms, spacing: float | None, dps: int) -> PrivacyLossDi
         else:
             h_float = spacing if spacing is not None else _default_spacing(atoms)
             hf = Fraction(h_float)
+            # The grid is offset + j h: the lowest heavy atom on a grid point costs no contraction.
+            # Losses are measured from the offset, Q-masses scaled by e^offset (_CellTable.shifted).
+            offset = atoms.pile if atoms.pile is not None else mp.zero
+            scale = iv.exp(iv.mpf(offset))
             q_atoms: list[tuple[int, int]] = []
             for point in atoms.points:
-                _split(point.loss, h_float, _fixed(upper(point.p), bits, "c"), pess)
-                m = _fixed(lower(point.q), bits, "f")
+                loss = point.loss - offset
+                _split(loss, h_float, _fixed(upper(point.p), bits, "c"), pess)
+                m = _fixed(lower(point.q * scale), bits, "f")
                 if m > 0:
-                    q_atoms.append((_floor_steps(lower(point.loss), hf, _LOSS_BITS), m))
+                    q_atoms.append((_floor_steps(lower(loss), hf, _LOSS_BITS), m))
             if atoms.table is not None:
                 with precision(dps + _CELL_DPS):
-                    tail = _table_grids(atoms.table, h_float, bits, pess, q_atoms)
+                    table = atoms.table if offset == 0 else atoms.table.shifted(offset)
+                    tail = _table_grids(table, h_float, bits, pess, q_atoms)
                 infinite_hi = upper(iv.mpf(infinite_hi) + iv.mpf(tail))
             opt = _optimistic_masses(_contract(q_atoms, _LOSS_BITS), h_float, bits, dps)
             spacing_e = Enclosure.exact(h_float)
-            offset_e = Enclosure.exact(0)
+            offset_e = Enclosure(offset, offset)
         return PrivacyLossDistribution(
             spacing=spacing_e,
             offset=offset_e,
@@ -1406,16 +1443,31 @@ _STEPS_PER_STD = 24
 
 def _continuous_default_spacing(pair: MixturePair) -> float:
     """``2^⌊log2(s/24)⌋`` for the standard deviation ``s`` of the pair's loss under ``P`` (float estimate)."""
-    import numpy as np
-
     xa, xb = pair.window_float(-12 * math.log(10))
     xs = np.linspace(xa, xb, 100_001)
-    cdf = np.exp(pair.log_tails_float(xs)[0])
-    weights = np.diff(cdf)
-    losses = pair.loss_float((xs[1:] + xs[:-1]) / 2)
+    weights = np.diff(np.exp(pair.log_tails_float(xs)[0]))
+    return _std_spacing(weights, pair.loss_float((xs[1:] + xs[:-1]) / 2))
+
+
+def _mixture_default_spacing(pair: MixturePair) -> float:
+    """:func:`_continuous_default_spacing`, or for lattice mixtures the same rule from float PMFs."""
+    if not pair.lattice:
+        return _continuous_default_spacing(pair)
+    p, q = pair.sides()
+    mass = mp.mpf(10) ** -12
+    ap, bp = p.window(mass)
+    aq, bq = q.window(mass)
+    xs = np.arange(min(ap, aq), max(bp, bq) + 1, dtype=np.float64)
+    ps, qs = p.pmf(xs), q.pmf(xs)
+    kept = (ps > 0) & (qs > 0)
+    return _std_spacing(ps[kept], np.log(ps[kept]) - np.log(qs[kept]))
+
+
+def _std_spacing(weights: NDArray[np.float64], losses: NDArray[np.float64]) -> float:
+    """``2^⌊log2(s/24)⌋`` for the standard deviation ``s`` of ``losses`` under ``weights``."""
     total = float(np.sum(weights))
     mean = float(np.sum(weights * losses)) / total
-    std = math.sqrt(float(np.sum(weights * (losses - mean) ** 2)) / total)
+    std = math.sqrt(max(0.0, float(np.sum(weights * (losses - mean) ** 2)) / total))
     return _power_of_two_below(std / _STEPS_PER_STD if std > 0 else 1.0)
 
 
@@ -1614,11 +1666,41 @@ def default_spacing(pairs: Sequence[_Pair]) -> float | None:
         return None
     candidates = []
     for pair in set(pairs):
-        if isinstance(pair, MixturePair) and not pair.lattice:
-            candidates.append(_continuous_default_spacing(pair))
+        if isinstance(pair, MixturePair) and pair.shift_pair is None:
+            candidates.append(_mixture_default_spacing(pair))
         else:
             candidates.append(_default_spacing(_pair_atoms(pair, None, _bits(15), 15)))
-    return max(candidates)
+    h = max(candidates)
+    for pair in pairs:
+        piles = _piles(pair)
+        if piles is not None:
+            # Put the top heavy atom of the first pair that has two on a grid point too (the
+            # bottom one is put there by the offset): N steps of span/N, rounded down.
+            with precision(20):
+                span = piles[1] - piles[0]
+                steps = math.ceil(span / h)
+                return float_down(lower(iv.mpf(span) / steps))
+    return h
+
+
+def _piles(pair: _Pair) -> tuple[Mpf, Mpf] | None:
+    """Lower bounds of the losses of the two heavy end atoms of a pair, if it has them.
+
+    The continuous Laplace (flat below and above its components: ``P``-masses ``e^{-Δ/b}/2`` and
+    ``1/2``), a cited guarantee (``±ε``) and the discrete Laplace (``±Δ/b``).
+    """
+    with precision(20):
+        if isinstance(pair, _CitedPair):
+            return (-mp.mpf(pair.eps), mp.mpf(pair.eps)) if pair.eps > 0 else None
+        if not pair.lattice and isinstance(pair.noise, Laplace):
+            bottom, top = pair.loss_limits()
+            return None if bottom is None or top is None else (lower(bottom), lower(top))
+        shift = pair.shift_pair
+        if shift is not None and isinstance(shift[0], DiscreteLaplace):
+            lattice = _exact_lattice(*shift)
+            assert lattice is not None
+            return lower(lattice[0]), lower(lattice[0] + shift[1] * lattice[1])
+    return None
 
 
 def _pair_lattice(pair: _Pair) -> tuple[Mpf, Mpf] | None:

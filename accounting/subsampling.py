@@ -1053,7 +1053,7 @@ class _Subsampled:
         if isinstance(self.noise, Gaussian) and "remove" in pairs:
             remove = pairs["remove"]
             return _sampled_gaussian_rdp(
-                a, remove.p_weight, float(self.noise.sigma), float(remove.p_shift), dps
+                a, remove.p_weight, self.noise.sigma, float(remove.p_shift), dps
             )
         raise UnsupportedEventError(
             f"no exact Rényi divergence of {self!r} under {Neighbouring.parse(neighbouring).value}: "
@@ -1125,7 +1125,9 @@ def _max(enclosures: list[Enclosure]) -> Enclosure:
     return Enclosure(max(e.lo for e in enclosures), max(e.hi for e in enclosures))
 
 
-def _sampled_gaussian_rdp(alpha: float, q: Fraction, sigma: float, shift: float, dps: int) -> Enclosure:
+def _sampled_gaussian_rdp(
+    alpha: float, q: Fraction, sigma: float | Fraction, shift: float, dps: int
+) -> Enclosure:
     """``D_α((1-q)N(0,σ²) + qN(Δ,σ²) || N(0,σ²))``: MTZ 2019 ``A_α`` at integer orders, else the chord."""
     if alpha.is_integer():
         return _mtz_integer(int(alpha), q, sigma, shift, dps)
@@ -1145,7 +1147,7 @@ def _sampled_gaussian_rdp(alpha: float, q: Fraction, sigma: float, shift: float,
         return Enclosure(lo, max(lo, upper(chord)))
 
 
-def _mtz_integer(alpha: int, q: Fraction, sigma: float, shift: float, dps: int) -> Enclosure:
+def _mtz_integer(alpha: int, q: Fraction, sigma: float | Fraction, shift: float, dps: int) -> Enclosure:
     """``ln(A_α)/(α - 1)``, ``A_α = Σ_k C(α, k) (1-q)^{α-k} q^k e^{(k² - k)Δ²/(2σ²)}`` (MTZ 2019, §3.3)."""
     if alpha > _MAX_INTEGER_ORDER:
         raise UnsupportedError(
@@ -1154,7 +1156,7 @@ def _mtz_integer(alpha: int, q: Fraction, sigma: float, shift: float, dps: int) 
     with precision(dps):
         qi = to_interval(q)
         keep = 1 - qi
-        c = iv.mpf(shift) ** 2 / (2 * iv.mpf(sigma) ** 2)
+        c = iv.mpf(shift) ** 2 / (2 * to_interval(sigma) ** 2)
         total = iv.mpf(0)
         for k in range(alpha + 1):
             term = iv.mpf(math.comb(alpha, k)) * qi**k * keep ** (alpha - k) * iv.exp((k * k - k) * c)

@@ -614,6 +614,18 @@ def test_continuous_laplace_two_fold_against_quadrature() -> None:
             assert overlaps(AdditiveNoise(Laplace(b), 1.0).delta(eps), dist.delta(eps))
 
 
+def test_continuous_laplace_ledger_is_tight_on_the_default_grid() -> None:
+    """The heavy end atoms ``±Δ/b`` sit on grid points (offset and spacing chosen for them)."""
+    ledger = compose_events([(AdditiveNoise(Laplace(10.0), 1.0), 100)], "add-remove")
+    got = ledger.epsilon(1e-5)
+    assert got.relative_width < 1e-4
+    assert got.lo < 4.53  # the RDP route's answer
+    mixed = compose_events(
+        [(AdditiveNoise(Laplace(10.0), 1.0), 50), (PureDP(0.05, "thm", "add-remove"), 20)], "add-remove"
+    )
+    assert mixed.epsilon(1e-5).relative_width < 1e-3
+
+
 def test_continuous_laplace_against_dp_accounting() -> None:
     """The ledger that fell back to RDP (4.53) now has a PLD route: dp_accounting's PLD says 4.2203."""
     pytest.importorskip("dp_accounting")
