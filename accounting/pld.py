@@ -1,44 +1,73 @@
-"""Exact composition of privacy-loss distributions (PLDs) of lattice mechanisms, certified.
+"""Certified composition of privacy-loss distributions (PLDs): lattice, continuous, subsampled, cited.
 
 The privacy loss of a pair ``(P, Q)`` is ``L(x) = ln(P(x)/Q(x))`` with ``x ~ P`` (``+inf`` where
 ``Q(x) = 0``), and
 
-    δ(ε) = E_P[(1 - e^{ε - L})_+]                          (hockey-stick divergence)
+    δ(ε) = E_P[(1 - e^{ε - L})_+] = E_Q[(e^{L} - e^{ε})_+] + P(L = +inf)      (hockey stick)
 
 (Meiser–Mohammadi 2018; Sommer–Meiser–Mohammadi 2019). The losses of independent mechanisms add,
-so a composition is a convolution of PLDs. For ``AdditiveNoise(X, Δ)`` with symmetric,
-log-concave lattice noise the single pair ``(X + Δ, X)`` dominates every neighbouring pair in
-both directions, for every ``ε`` in ``R``: the likelihood ratio is monotone, so the optimal
-(Neyman–Pearson) tests are thresholds and the trade-off curve of ``(X + k, X)`` lies above that
-of ``(X + Δ, X)`` for ``|k| <= Δ``; and ``(X, X + Δ)`` is ``(X + Δ, X)`` mapped by
-``x -> Δ - x``. That is what adaptive composition needs (Zhu–Dong–Wang 2022, dominating
-pairs). Asymmetric noise has two worst pairs and no single dominating one: it is refused
-(:class:`~accounting.errors.UnsupportedError`).
+so a composition is a convolution of PLDs. What is composed is a *dominating pair* of each
+mechanism (Zhu, Dong & Wang 2022, "Optimal accounting of differential privacy via characteristic
+function", Definition 7 and Theorem 10: dominating pairs of the mechanisms of an adaptive
+composition compose to one of the composition):
+
+* ``AdditiveNoise(X, Δ)`` with symmetric, log-concave noise: ``(X + Δ, X)``, in both directions
+  and under both relations (``Δ`` being the sensitivity under the relation). The likelihood
+  ratio is monotone, so the trade-off curve of ``(X + k, X)`` lies above that of ``(X + Δ, X)``
+  for ``|k| <= Δ``, and ``(X, X + Δ)`` is ``(X + Δ, X)`` mapped by ``x -> Δ - x``. Lattice noise,
+  and the continuous Gaussian and Laplace (by cells, below). Asymmetric or non-log-concave
+  noise has no single dominating pair here: refused (the RDP route answers it).
+* A :class:`~accounting.mechanisms.DistributedSum`: its central mechanism under replace-one;
+  refused under add-remove (a removed user takes their share along).
+* :class:`~accounting.mechanisms.PureDP` and :class:`~accounting.mechanisms.ApproxDP`: the pair
+  of Kairouz, Oh & Viswanath 2015 (Theorem 3.3's ``M̃``), under the relation of their theorem.
+* Subsampled releases (:mod:`accounting.subsampling`): mixture pairs, one per direction.
+
+Under add-remove every neighbouring pair of the composition is of one direction for all
+mechanisms (Zhu–Dong–Wang 2022), so :func:`compose_events` composes the *remove* pairs of the
+whole ledger and the *add* pairs separately, and answers with the larger δ (or ε).
 
 **Representation.** Losses live on a grid ``offset + j·h`` (integer ``j``); probabilities are
-exact fixed-point integers with scale ``2^bits``. Every PLD is a *pair* of grids:
+exact fixed-point integers with scale ``2^bits``. Every PLD is a *pair* of grids, both in the
+``P``-representation ``p_j``:
 
 * the **pessimistic** one: probabilities' upper ends rounded up, an atom at ``+inf`` that also
   absorbs the ``P``-mass outside the computed window (from the certified tail bounds), and each
   loss that is not on the grid *split* between its two neighbouring grid points so that both
   the ``P``-mass and the ``Q``-mass (``Σ p e^{-l}``) are preserved — "connect the dots"
-  (Doroshenko–Ghazi–Kamath–Kumar–Manurangsi 2022). The split pair has the true pair as a
-  post-processing (merging the two atoms back), so it dominates it. Its error is local:
-  ``(1 - e^{ε-l})_+`` is linear in ``e^{-l}`` away from ``l = ε``, so δ moves only where ``ε``
-  minus the other mechanisms' losses falls inside a split cell (for one mechanism δ(ε) is
-  exact unless an atom shares ``ε``'s cell; for spread-out composed losses the error is second
-  order in ``h``). Mass is then moved to higher losses only (a larger share to the upper
-  neighbour, truncated top tails to ``+inf``, truncated bottom tails to the lowest kept point).
-* the **optimistic** one: probabilities' lower ends rounded down, losses rounded *down* to the
-  grid, window tails dropped. Each loss moves by less than ``h``, so a ``k``-fold composition
-  is low by up to ``k·h`` in loss: this end is first order in ``h`` and sets the width of the
-  enclosure (no merge of the true atoms lands them on a grid in general).
+  (Doroshenko, Ghazi, Kamath, Kumar & Manurangsi 2022). The split pair has the true pair as a
+  post-processing (merging the two atoms back), so it dominates it; the error is second order
+  in ``h`` (``(1 - e^{ε-l})_+`` is linear in ``e^{-l}`` away from ``l = ε``). Mass is otherwise
+  moved to higher losses only (to the upper end of a loss enclosure, truncated top tails to
+  ``+inf``, truncated bottom tails to the lowest kept point).
+* the **optimistic** one, a *mean-preserving contraction* of each pair's ``Q``-law of the loss.
+  With ``S = Σ L_i`` (``L_i`` under ``Q_i``) and ``f(s) = (e^s - e^ε)_+`` convex and
+  nondecreasing, ``δ(ε) = E f(S) + P(S = +inf)``. Group each mechanism's ``Q``-mass into blocks
+  (atoms may be split into pieces) and put each block at its ``Q``-weighted mean loss: the
+  contracted sum is ``S' = E[S | blocks]`` (blocks of different mechanisms are independent), so
+  by conditional Jensen ``E f(S') <= E f(S)`` — for every ``ε`` at once, which is what a
+  composition needs. Lowering a block's loss or mass only lowers ``E f`` (``f >= 0``,
+  nondecreasing), so certified lower bounds of the means and masses keep it valid. The blocks
+  are built greedily (:func:`_contract`) so that every block mean *is* a grid point (the atom
+  that crosses it is split exactly, in integer fixed point); the ``P``-masses on the grid are
+  ``p_j = q_j e^{l_j}``, so the composition and query code is the same for both sides. The
+  error is second order: a ``k``-fold composition loses variance ``O(k h^2)``, not ``O(k h)``
+  in mean as rounding every loss down did.
 
-Since ``(1 - e^{ε-l})_+`` is nonnegative, nondecreasing in ``l`` and convex in ``e^{-l}``, and
-since these orders are preserved by convolution (for every ``ε`` at once, which is what a
-composition needs: the other factors shift ``ε``), the pessimistic composition's ``δ(ε)`` is
-a certified upper bound and the optimistic one's a certified lower bound: an
+The two ends of the enclosure: :meth:`PrivacyLossDistribution.delta` and
+:meth:`PrivacyLossDistribution.epsilon` return ``[optimistic, pessimistic]`` as an
 :class:`~accounting._certified.Enclosure`.
+
+**Where the contraction costs more.** At the ends of a loss range where mass piles up (the atoms
+``±Δ/b`` of the Laplace mechanism, the two atoms of randomized response, a subsampled loss
+approaching ``ln(1 - q)``), the greedy sweeps run *toward* the pile from inside (upward below a
+split point, downward above it, the split chosen to minimise the first-order leftover), and a
+rounded grid is offset so that the lowest heavy atom sits on a grid point (and the default
+spacing divides the span to the top one). Sparse atoms (a lattice loss with steps ``D >> h``,
+e.g. the discrete Gaussian on a rounded grid) are merged with pieces of their neighbours: the
+error is then ``O(h D)`` per composition, still far below ``h``. For 100 Skellam(variance 100)
+mechanisms at the default ``h = 2^-13`` ``ε(10^-5)`` is enclosed in ``[4.37591, 4.37609]``
+(rounding losses down gave ``[4.36953, 4.37609]``).
 
 **Exact grids.** When the loss is affine in the output the grid represents it exactly and the
 two grids differ only by the rounding of probabilities (about ``10^-dps``):
@@ -46,20 +75,34 @@ two grids differ only by the rounding of probabilities (about ``10^-dps``):
 * discrete Laplace ``Lap_Z(b)``: ``L(y) = (|y + Δ| - |y|)/b`` for ``y = x - Δ ~ X`` takes the
   values ``-Δ/b, (2-Δ)/b, ..., Δ/b``: offset ``-Δ/b``, spacing ``2/b``, ``j = clip(y + Δ, 0, Δ)``;
 * discrete Gaussian ``N_Z(0, σ^2)``: ``L(y) = (2yΔ + Δ^2)/(2σ^2)``: offset ``Δ^2/(2σ^2)``,
-  spacing ``Δ/σ^2``, ``j = y``.
+  spacing ``Δ/σ^2``, ``j = y``;
+* randomized response (a cited ``ε``): offset ``-ε``, spacing ``2ε``.
 
-The discrete Laplace's ``Δ + 1`` atoms are in closed form (no window, no tail). Other lattice
-noises (Skellam, sums of discrete Gaussians, centred binomial) get a grid of spacing
-``2^⌊log2(10^-4 · loss range)⌋`` (or the ``spacing`` given) and an enclosure whose width
-shrinks with ``h``. For 100 Skellam(variance 100) mechanisms at the default ``h = 2^-13``,
-``ε(10^-5)`` is enclosed in ``[4.36953, 4.37609]``; the upper end moves by ``5·10^-7`` when
-``h`` is divided by 4, the lower end by ``5·10^-3``.
+**Continuous noise** (Gaussian, Laplace and their subsampled mixtures, whose loss is monotone
+in the output): the output axis is cut into cells at (floats near) the points where the loss
+crosses ``n h``, wider in the tails (:data:`_TAIL_MASS`); each cell's ``P``- and ``Q``-masses
+are certified (interval ``exp``; the Gaussian tail through :func:`mpmath.erfc` with a margin,
+see :func:`accounting.subsampling._erfc`) and its loss lies between the losses at its ends.
+Pessimistic: the two-point extreme split of each cell (loss range ends, ``P``- and ``Q``-mass
+preserved), then connect the dots. Optimistic: each cell merged into one atom (a
+post-processing) at a lower bound of its ``Q``-mean loss (Hoeffding's lemma), then contracted.
+Tails beyond the window go to ``+inf`` (pessimistic) or are dropped.
+
+**Spacing.** By default (:func:`default_spacing`) each pair's exact lattice when the whole
+ledger shares one; otherwise the coarsest of the pairs' own choices: ``2^⌊log2(s/24)⌋`` for
+the standard deviation ``s`` of a continuous or subsampled pair's loss (the relative error is
+about ``(h/s)^2`` whatever the number of compositions), ``2^⌊log2(10^-4 · r)⌋`` for the loss
+range ``r`` of a lattice shift pair.
 
 **Composition** is exact integer convolution by Kronecker substitution (one big-integer
-product, done by GMP through :mod:`mpmath`'s backend), rounded down for the optimistic grid
-and up for the pessimistic one; ``k``-fold by repeated squaring.
+product, done by GMP through :mod:`mpmath`'s backend, on byte rows packed by numpy), rounded
+down for the optimistic grid and up for the pessimistic one; ``k``-fold by repeated squaring.
+The 10^4-fold Poisson-subsampled Gaussian (``q = 0.01``, ``σ = 1``) takes about 2 s of CPU
+under add-remove (``ε(10^-5) ∈ [6.18537, 6.18850]``) and 3 s under replace-one
+(``[10.87873, 10.88137]``).
 
-The continuous Gaussian composes in closed form (:func:`gaussian_composition_epsilon`).
+A ledger of Gaussian mechanisms only is one Gaussian mechanism (:func:`gaussian_equivalent_sigma`)
+and is answered in closed form (Balle & Wang 2018, Theorem 8).
 """
 
 from __future__ import annotations
@@ -1617,7 +1660,7 @@ def compose_events(
             per_direction.setdefault(direction, []).append((pair, count))
     pairs = [pair for listed in per_direction.values() for pair, _ in listed]
     if h is None:
-        h = default_spacing(pairs)
+        h = default_spacing(pairs, dps)
     cache: dict[_Pair, PrivacyLossDistribution] = {}
     tables: dict[MixturePair, _CellTable] = {}
     directions: dict[str, PrivacyLossDistribution] = {}
@@ -1645,7 +1688,7 @@ def _merge(listed: list[tuple[_Pair, int]]) -> dict[_Pair, int]:
     return merged
 
 
-def default_spacing(pairs: Sequence[_Pair]) -> float | None:
+def default_spacing(pairs: Sequence[_Pair], dps: int = DEFAULT_DPS) -> float | None:
     """The grid spacing :func:`compose_events` uses when none is given (``None``: exact lattices).
 
     ``None`` when every pair has an exact lattice with the same spacing (discrete Laplace,
@@ -1657,7 +1700,7 @@ def default_spacing(pairs: Sequence[_Pair]) -> float | None:
     """
     lattices: set[tuple[Mpf, Mpf]] = set()
     for pair in pairs:
-        lattice = _pair_lattice(pair)
+        lattice = _pair_lattice(pair, dps)
         if lattice is None:
             lattices = set()
             break
@@ -1703,18 +1746,21 @@ def _piles(pair: _Pair) -> tuple[Mpf, Mpf] | None:
     return None
 
 
-def _pair_lattice(pair: _Pair) -> tuple[Mpf, Mpf] | None:
-    """The exact lattice spacing of a pair as a hashable enclosure (``None`` off a lattice)."""
-    if isinstance(pair, _CitedPair):
-        if pair.eps == 0:
-            return None
-        with precision(15):
+def _pair_lattice(pair: _Pair, dps: int) -> tuple[Mpf, Mpf] | None:
+    """The exact lattice spacing of a pair, as the PLD would hold it (``None`` off a lattice).
+
+    Computed as :func:`_cited_atoms` and :func:`_exact_lattice` compute it at ``dps``, so that
+    equal enclosures here are equal spacings in :meth:`PrivacyLossDistribution.compose`.
+    """
+    with precision(dps):
+        if isinstance(pair, _CitedPair):
+            if pair.eps == 0:
+                return None
             h = 2 * iv.mpf(pair.eps)
             return (lower(h), upper(h))
-    shift = pair.shift_pair
-    if shift is None:
-        return None
-    with precision(15):
+        shift = pair.shift_pair
+        if shift is None:
+            return None
         lattice = _exact_lattice(*shift)
         if lattice is None:
             return None
