@@ -8,8 +8,8 @@ The privacy loss of a pair ``(P, Q)`` is ``L(x) = ln(P(x)/Q(x))`` with ``x ~ P``
 (Meiser–Mohammadi 2018; Sommer–Meiser–Mohammadi 2019). The losses of independent mechanisms add,
 so a composition is a convolution of PLDs. What is composed is a *dominating pair* of each
 mechanism (Zhu, Dong & Wang 2022, "Optimal accounting of differential privacy via characteristic
-function", Definition 7 and Theorem 10: dominating pairs of the mechanisms of an adaptive
-composition compose to one of the composition):
+function": by their composition theorem for dominating pairs, dominating pairs of the mechanisms
+of an adaptive composition compose to one of the composition):
 
 * ``AdditiveNoise(X, Δ)`` with symmetric, log-concave noise: ``(X + Δ, X)``, in both directions
   and under both relations (``Δ`` being the sensitivity under the relation). The likelihood

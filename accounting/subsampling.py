@@ -13,9 +13,10 @@ is replaced by another.
 
 **Dominating pairs.** Every answer is the answer of a pair ``(P, Q)`` of output laws that
 dominates every neighbouring pair (Zhu, Dong & Wang 2022, "Optimal accounting of differential
-privacy via characteristic function", Definition 7 and Theorem 10: a dominating pair of each
-mechanism of an adaptive composition gives one of the composition). With ``X`` the noise (for a
-distributed sum, the sum of the shares, see below) the pairs are the :class:`MixturePair`\\ s
+privacy via characteristic function": by their composition theorem for dominating pairs, a
+dominating pair of each mechanism of an adaptive composition gives one of the composition).
+With ``X`` the noise (for a distributed sum, the sum of the shares, see below) the pairs are the
+:class:`MixturePair`\\ s
 
 =====================  ====================  ==========================================================
 sampling               relation              pairs ``(P, Q)``
@@ -26,17 +27,17 @@ without replacement    replace-one           the same pair as Poisson replace-on
 without replacement    add-remove            remove ``((1-q)X + q(X+2Δ), X)``; add the reverse
 =====================  ====================  ==========================================================
 
-* *Poisson, add-remove* (Zhu, Dong & Wang 2022, Section 5; the pairs of ``dp_accounting``'s PLD
-  accountant): with probability ``1 - q`` the record is not sampled and both outputs have the
-  law of ``f(S) + X``; otherwise the larger dataset adds ``f(x)``, ``|f(x)| <= Δ``. The pair
-  ``(X + s, X)`` with ``|s| <= Δ`` is a post-processing of ``(X + Δ, X)`` for symmetric
-  log-concave ``X`` (a monotone likelihood ratio; see :mod:`accounting.pld`), and the kernel
-  that maps one to the other maps the mixtures to the mixtures. Each direction is composed over
-  the whole ledger separately and the larger δ is taken (Zhu–Dong–Wang: under add-remove every
-  neighbouring pair of the composition is of one direction for all mechanisms).
+* *Poisson, add-remove* (Zhu, Dong & Wang 2022, their Poisson-subsampling pairs; the pairs of
+  ``dp_accounting``'s PLD accountant): with probability ``1 - q`` the record is not sampled and
+  both outputs have the law of ``f(S) + X``; otherwise the larger dataset adds ``f(x)``,
+  ``|f(x)| <= Δ``. The pair ``(X + s, X)`` with ``|s| <= Δ`` is a post-processing of
+  ``(X + Δ, X)`` for symmetric log-concave ``X`` (a monotone likelihood ratio; see :mod:`accounting.pld`),
+  and the kernel that maps one to the other maps the mixtures to the mixtures. Each direction is
+  composed over the whole ledger separately and the larger δ is taken (Zhu–Dong–Wang: under
+  add-remove every neighbouring pair of the composition is of one direction for all mechanisms).
 * *Poisson, replace-one*: the pair of ``dp_accounting``'s ``REPLACE_ONE`` and of Lebeda, Regehr,
   Kamath & Steinke 2024 ("Avoiding pitfalls for privacy accounting of subsampled mechanisms
-  under composition", Section 5). That it dominates every pair
+  under composition"). That it dominates every pair
   ``((1-q)X + q(X+a), (1-q)X + q(X+b))`` with ``|a|, |b| <= Δ`` is taken from that work; it is
   checked numerically for lattice noise by this module's tests, not proved here.
 * *Without replacement, replace-one*: the replaced record (same index) is in the batch with
@@ -1052,9 +1053,7 @@ class _Subsampled:
             return _max([pair.renyi(a, dps) for pair in pairs.values()])
         if isinstance(self.noise, Gaussian) and "remove" in pairs:
             remove = pairs["remove"]
-            return _sampled_gaussian_rdp(
-                a, remove.p_weight, self.noise.sigma, float(remove.p_shift), dps
-            )
+            return _sampled_gaussian_rdp(a, remove.p_weight, self.noise.sigma, float(remove.p_shift), dps)
         raise UnsupportedEventError(
             f"no exact Rényi divergence of {self!r} under {Neighbouring.parse(neighbouring).value}: "
             "the mixture pair of continuous noise has one only for the Gaussian under add-remove "

@@ -9,8 +9,22 @@ relative of its lower end (asserted: a correctness check, not a time check); the
 comparison; each is timed by ``pytest-benchmark`` and its value and gap to ours are recorded in
 ``extra_info`` (shown with ``--benchmark-json``) and printed (``-s``).
 
-Measured on the reference machine (2 cores, shared; times are medians): see the README of the
-subsampling issue and the commit message that added this file.
+Measured on the reference machine (2 cores, shared with other jobs; medians of 3 rounds):
+
+=============================  ====================================  ==========
+accountant                     ε(1e-5), add-remove / replace-one     time
+=============================  ====================================  ==========
+dpcert (certified)             [6.18537, 6.18850] / [10.87873,       2.2 s /
+                               10.88137] (gaps 5.0e-4 / 2.4e-4)      3.1 s
+dp_accounting PLD pessimistic  6.18774 / 10.88081                    0.36/0.42 s
+dp_accounting PLD optimistic   5.68772 / 10.38079                    0.35/0.43 s
+dp_accounting RDP              6.71276 / (refused)                   0.02 s
+prv-accountant (eps_error      6.18771 in [6.17771, 6.19772]         3.4 s
+0.01; remove direction only)   / (no replace-one)
+=============================  ====================================  ==========
+
+(``dp_accounting`` at ``value_discretization_interval=1e-4``; its optimistic estimate rounds
+every loss down, which 10^4 compositions turn into ``-0.5`` in ε.)
 """
 
 from __future__ import annotations
