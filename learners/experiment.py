@@ -52,6 +52,10 @@ process, which alone writes the folder.
     checkpoints    regret is recorded at this many evenly spaced rounds (default 1000; at most T)
     chunk          repetitions per unit of work (default 10)
     delta          δ of the (ε, δ) statements of non-pure variants (default 1e-6)
+    privacy_route  the accountant route answering the ledgers of the RDP and zCDP variants
+                   (default "auto", the tightest exact one; "published": Lemma 3 / Lemma 4 on the
+                   released mechanism, instant where an exact answer over large batches takes
+                   minutes); see :func:`learners.mab.privacy_of`
     [instance]     kind* = gaussian-easy | gaussian-hard | bernoulli | beta | mslr, and
                    arms (K, default 10; synthetic kinds), means (bernoulli, beta: fixed for every
                    repetition; else drawn Uniform[0.25, 0.75] per repetition), concentration (beta,
@@ -88,6 +92,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import NDArray
 
+from accounting.accountant import Accountant
 from learners import mab
 from learners.environments import BernoulliArms, BetaArms, MABInstance, gaussian_easy, gaussian_hard
 from learners.errors import ConfigError, LearnerError, ParameterError, ParameterTypeError
@@ -142,6 +147,7 @@ _TOP_KEYS = (
     "checkpoints",
     "chunk",
     "delta",
+    "privacy_route",
     "instance",
     "algorithms",
     "panels",
@@ -349,6 +355,9 @@ class Config:
     delta : float
     algorithms : tuple of AlgorithmSpec
     panels : tuple of Panel
+    privacy_route : str
+        The accountant route of the privacy report (not part of the fingerprint: units hold the
+        ledgers, and the report answers them when the outputs are written).
     quick : bool
         Whether the ``[quick]`` overrides were applied (not part of equality).
     """
@@ -363,6 +372,7 @@ class Config:
     algorithms: tuple[AlgorithmSpec, ...]
     panels: tuple[Panel, ...]
     quick: bool = field(default=False, compare=False)
+    privacy_route: str = "auto"
 
     def to_dict(self) -> dict[str, Any]:
         """The resolved configuration as TOML-ready data (:func:`load_config` reads it back)."""
@@ -374,6 +384,7 @@ class Config:
             "checkpoints": self.checkpoints,
             "chunk": self.chunk,
             "delta": self.delta,
+            "privacy_route": self.privacy_route,
             "algorithms": [
                 {"name": a.name, "label": a.label, "params": dict(a.params)} for a in self.algorithms
             ],
@@ -397,7 +408,7 @@ class Config:
     def fingerprint(self) -> str:
         """A hash of everything the numbers depend on (not the names, description or labels)."""
         data = self.to_dict()
-        del data["name"], data["description"]
+        del data["name"], data["description"], data["privacy_route"]
         for algorithm in data["algorithms"]:
             del algorithm["label"]
         for panel in data["panels"]:
@@ -626,6 +637,11 @@ def load_config(source: str | os.PathLike[str] | Mapping[str, Any], quick: bool 
     checkpoints = _integer("checkpoints", data.get("checkpoints", 1000), 1)
     chunk = _integer("chunk", data.get("chunk", 10), 1)
     delta = _real("delta", data.get("delta", 1e-6), high=1.0)
+    privacy_route = data.get("privacy_route", "auto")
+    try:
+        mab.privacy_of(mab.make_learner("se"), {}, route=privacy_route)  # the accountant's own check
+    except (ParameterError, ParameterTypeError) as exc:
+        raise ConfigError("privacy_route", privacy_route, exc.valid) from exc
 
     if "algorithms" not in data:
         raise ConfigError("algorithms", None, "an array of tables [[algorithms]] (the key is required)")
@@ -732,6 +748,7 @@ def load_config(source: str | os.PathLike[str] | Mapping[str, Any], quick: bool 
         tuple(algorithms),
         tuple(panels),
         quick,
+        privacy_route,
     )
 
 
@@ -853,8 +870,10 @@ class _UnitData:
 
     def fits(self, unit: Unit) -> bool:
         c = self.rounds.shape[0]
-        return self.pseudo.shape == self.realized.shape == (unit.count, c) and self.released.shape == (
-            unit.count,
+        return (
+            self.pseudo.shape == self.realized.shape == (unit.count, c)
+            and self.released.shape == (unit.count,)
+            and "ledgers" in self.meta  # units of an older version held no ledgers: run them again
         )
 
 
@@ -874,7 +893,9 @@ def _compute(task: _Task) -> _UnitData:
         "label": task.learner.label,
         "learner": asdict(task.learner),
         "horizon": result.horizon,
-        "privacy": asdict(result.privacy),
+        # the ledgers the run wrote as it released (answered once, when the outputs are written)
+        "ledgers": {str(n): ledger.to_dict() for n, ledger in result.ledgers.items()},
+        "releases": {str(n): int(k) for n, k in result.releases.items()},
         "bits": int(result.bits),
         "batch_sizes": [int(n) for n in result.batch_sizes],
     }
@@ -1220,15 +1241,26 @@ def _json_ready(value: Any) -> Any:
     return value
 
 
-def _merge_privacy(metas: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    """The privacy of a (panel, algorithm, ε) over its chunks: the worst chunk's, all batch sizes."""
-    privacies = [m["privacy"] for m in metas]
-    worst = dict(max(privacies, key=lambda p: (float(p["epsilon"]), float(p["delta"]))))
-    batches = sorted({(int(n), float(e)) for p in privacies for n, e in p["batches"]})
-    worst["batches"] = [list(b) for b in batches]
-    rhos = [float(p["rho"]) for p in privacies if p["rho"] is not None]
-    worst["rho"] = max(rhos) if rhos else None
-    return worst
+def _merge_privacy(
+    learner: mab.Learner, metas: Sequence[Mapping[str, Any]], delta: float, route: str
+) -> dict[str, Any]:
+    """The privacy of a (panel, algorithm, ε) over its chunks: its ledgers, answered once.
+
+    Every chunk wrote the ledger of each batch size it released; chunks that released the same
+    size wrote the same events (the parameters depend on the size only). The merged ledgers are
+    answered by :func:`learners.mab.privacy_of`, which memoizes them.
+    """
+    ledgers: dict[int, Accountant] = {}
+    releases: dict[int, int] = {}
+    for m in metas:
+        for key, data in m["ledgers"].items():
+            n, ledger = int(key), Accountant.from_dict(data)
+            if ledgers.setdefault(n, ledger) != ledger:
+                raise LearnerError(f"two chunks wrote different ledgers for batches of {n} users")
+            releases[n] = releases.get(n, 0) + int(m["releases"][key])
+    privacy = asdict(mab.privacy_of(learner, ledgers, delta, route))
+    privacy["releases"] = [[n, releases[n]] for n in sorted(releases)]
+    return privacy
 
 
 def _write_outputs(config: Config, out: Path, units: Sequence[Unit]) -> None:
@@ -1281,7 +1313,9 @@ def _write_outputs(config: Config, out: Path, units: Sequence[Unit]) -> None:
                         "time_average": _statistics(realized[:, -1] / final_round),
                         "cumulative": _statistics(realized[:, -1]),
                     },
-                    "privacy": _merge_privacy(metas),
+                    "privacy": _merge_privacy(
+                        algorithm.learner(eps), metas, config.delta, config.privacy_route
+                    ),
                     "bits_per_user_per_batch": max(int(m["bits"]) for m in metas),
                     "batch_sizes": sorted({int(n) for m in metas for n in m["batch_sizes"]}),
                     "released_mean": float(np.concatenate([d.released for _, d in parts]).mean()),

@@ -2,33 +2,42 @@
 
 Algorithm 1 of the distributed MAB paper (Chowdhury & Zhou 2023; spec §4.1): batch ``b`` pulls each
 active arm ``l(b) = η^b`` times (``η`` = ``growth``, 2 or 4), one new user per pull; the ``l(b)``
-rewards of an arm go through the protocol of the variant's theorem (:mod:`learners.protocols`,
-parameters from :func:`accounting.calibration.protocol_parameters`); the analyzer's estimate
-``μ̂ = z / l(b)`` and the radius ``β(b)`` of eq. (2) eliminate every arm whose UCB is below the
-largest LCB (non-strict, so the empirical best arm survives). The last, partial batch is never
-aggregated nor released (spec §4.1, §9.5).
+rewards of an arm go through the protocol of the algorithm's
+:class:`~accounting.calibration.Variant` (:mod:`learners.protocols`, parameters from
+:func:`accounting.calibration.protocol_parameters`); the analyzer's estimate ``μ̂ = z / l(b)`` and
+the radius ``β(b)`` of eq. (2) eliminate every arm whose UCB is below the largest LCB
+(non-strict, so the empirical best arm survives). The last, partial batch is never aggregated nor
+released (spec §4.1, §9.5).
 
-Variants (:data:`ALGORITHMS`):
+Algorithms (:data:`ALGORITHMS`):
 
-======================  ==========  ====================================================
-name                    theorem     noise
-======================  ==========  ====================================================
-``dist-dp-se``          1           Pólya shares, secure aggregation, ε-DP
-``dist-rdp-se``         2           Skellam shares (scale ``s``), RDP
-``shuffle-dp-se``       3           Pólya shares at ε/2, shuffling, ε-DP
-``dist-cdp-se``         4           discrete Gaussian shares (scale ``s``), zCDP
-``cdp-se``              5           discrete Laplace at a trusted server (central DP)
-``ldp-se``              6           discrete Laplace at every user (local DP)
-``dp-se``               —           Sajed & Sheffet 2019 as the experiments run it (§4.7)
-``se``                  —           no privacy (§4.8)
-======================  ==========  ====================================================
+======================  ==============================  ==========================================
+name                    variant (theorem)               noise
+======================  ==============================  ==========================================
+``dist-dp-se``          ``POLYA_SHARES`` (1)            Pólya shares, secure aggregation, ε-DP
+``dist-rdp-se``         ``SKELLAM_SHARES`` (2)          Skellam shares (scale ``s``), RDP
+``shuffle-dp-se``       ``SHUFFLED_POLYA`` (3)          Pólya shares at ε/2, shuffling, ε-DP
+``dist-cdp-se``         ``DISCRETE_GAUSSIAN_SHARES``    discrete Gaussian shares (scale ``s``),
+                        (4)                             zCDP
+``cdp-se``              ``CENTRAL_LAPLACE`` (5)         discrete Laplace at a trusted server
+``ldp-se``              ``LOCAL_LAPLACE`` (6)           discrete Laplace at every user (local DP)
+``dp-se``               —                               Sajed & Sheffet 2019 as the experiments
+                                                        run it (§4.7)
+``se``                  —                               no privacy (§4.8)
+======================  ==============================  ==========================================
 
 **Vectorization.** The state of all ``R`` repetitions is held in arrays with a leading axis ``R``
-(active sets ``(R, K)``, estimates, radii); the noise of a batch is one draw of shape ``(R, K)``.
-The pulls of a batch are one array operation per repetition — each repetition reads its own
-reward tape (common random numbers, :mod:`learners.environments`) — in chunks of at most
-:data:`CHUNK` rounds, so memory stays bounded for any horizon. No Python loop runs over users
-or rounds.
+(active sets ``(R, K)``, estimates, radii); the noise of a batch is one draw for all its
+aggregates, and the user-level protocol releases all of a batch's aggregates in one call. The
+pulls of a batch are array operations per repetition and arm block, reading the repetition's
+reward table (:class:`learners.environments.RewardTable`) :data:`CHUNK` rounds at a time, so
+memory stays bounded for any horizon. No Python loop runs over users or rounds.
+
+**Rewards and regret.** Repetition ``r`` reads the table keyed by ``tapes[r]``: independent rewards
+per arm and round, as the released code draws them (spec §7.1), and the same table for every
+algorithm given a fresh generator of the same seed (common random numbers across algorithms).
+The pseudo-regret ``Σ_t Δ_{a_t}`` is exact; the realized regret ``Σ_t r_t(a*) - r_t(a_t)`` reads
+the best arm's column of the same table.
 
 **Noise paths.** ``noise="total"`` (the default, fast) draws each aggregate's *total* noise directly
 (equal in distribution: ``n`` Pólya(1/n, β) differences sum to ``Lap_Z`` with decay ``β``; Skellam
@@ -39,52 +48,59 @@ share, secure aggregation, the shuffler, dropouts with top-up). Both encode ever
 randomized rounding (``x̂_i``) and decode with the analyzer's ``τ`` rule, so decoding failures
 happen as they would in deployment.
 
-**Privacy.** Every user takes part in one batch of one arm, so the run's privacy is that of a
-single release (parallel composition, spec §3.5): :attr:`RunResult.privacy` gives, per released
-batch size, the guarantee of its theorem — ε of pure DP (Theorems 1, 3, 5, 6; Laplace for DP-SE),
-the RDP curve of Lemma 3 converted to ``(ε, δ)`` (Theorem 2), ``ρ``-zCDP (Theorem 4) — and the
-worst over the run. :meth:`RunResult.ledger` gives the :class:`~accounting.accountant.Accountant`
-of one user of a batch (that batch's release events), for any other question about it.
+**Dropouts** (``noise="shares"``, deviation from the paper, which has none). The survivors of a
+batch top up the noise of the users who dropped out, so the release carries exactly the noise that
+was accounted; its sum holds the rewards of the ``n'`` survivors only, so the estimate is
+``μ̂ = z / n'`` and the radius of eq. (2) is taken with ``n'`` users (Hoeffding over ``n'``
+rewards, the noise bound ``N`` over ``n'``), per arm. Dividing by ``l(b)`` would bias every
+estimate by the dropout fraction.
+
+**Privacy: the ledger is written while the run runs.** Each release composes its events into an
+:class:`~accounting.accountant.Accountant` at the moment it is made (:meth:`Protocol.release`, or
+:meth:`Protocol.account` on the fast path; DP-SE's Laplace event likewise). Every user takes part
+in one batch of one arm, so a user's whole ledger is the release of their batch (parallel
+composition, spec §1.2, §3.5): the run keeps one ledger per released batch size, with the number
+of releases of that size (:attr:`RunResult.ledgers`). The partial last batch is never released
+and never appears. :attr:`RunResult.privacy` answers those ledgers — the guarantee of what was
+released — and states the closed form of the variant's theorem beside it only where the theorem's
+hypotheses hold (Theorems 4, 5 and 6 assume ``ε < 1``, spec §9.5).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
-from functools import cache
+from functools import cache, cached_property
+from types import MappingProxyType
 from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from accounting import bounds, conversion
-from accounting.accountant import Accountant, Event
-from accounting.calibration import ProtocolParameters, protocol_parameters
-from accounting.calibration import Variant as _CalVariant
-from accounting.mechanisms import AdditiveNoise, DistributedSum, Mechanism
-from accounting.noise import (
-    DiscreteGaussian,
-    DiscreteLaplace,
-    Laplace,
-    Polya,
-    Skellam,
-)
-from learners.environments import MABInstance
-from learners.errors import ParameterError, ParameterTypeError
-from learners.protocols import BIG_MODULUS, Protocol, _integer, analyze, encode, release_mechanisms
+from accounting import _validate as v
+from accounting.accountant import PUBLISHED, ROUTES, Accountant, Event
+from accounting.calibration import ProtocolParameters, Variant, protocol_parameters
+from accounting.errors import UnsupportedError
+from accounting.mechanisms import AdditiveNoise, DistributedSum
+from accounting.neighbouring import Neighbouring
+from accounting.noise import DiscreteLaplace, Laplace, Polya
+from learners.environments import MABInstance, RewardTable
+from learners.errors import ParameterError, ParameterTypeError, ProtocolError
+from learners.protocols import BIG_MODULUS, Protocol, analyze, encode
 
 __all__ = [
     "ALGORITHMS",
     "CHUNK",
     "NOISE_PATHS",
+    "Algorithm",
     "Learner",
     "Privacy",
     "RunResult",
-    "Variant",
     "confidence_radius",
     "make_learner",
+    "privacy_of",
     "run",
 ]
 
@@ -97,29 +113,32 @@ CHUNK = 2**21
 
 
 @dataclass(frozen=True)
-class Variant:
+class Algorithm:
     """An entry of :data:`ALGORITHMS`."""
 
-    #: The theorem of the distributed MAB paper (``None`` for ``dp-se`` and ``se``).
-    theorem: int | None
+    #: The protocol variant of the distributed MAB paper (``None`` for ``dp-se`` and ``se``).
+    variant: Variant | None
     #: The display label of the paper's figures.
     label: str
-    #: Whether the variant takes an ε (every one but ``se``).
+    #: Whether the algorithm takes an ε (every one but ``se``).
     private: bool = True
-    #: Whether it takes a scaling factor ``s`` (Theorems 2 and 4).
-    scaled: bool = False
+
+    @property
+    def scaled(self) -> bool:
+        """Whether it takes a scaling factor ``s`` (Skellam and discrete Gaussian shares)."""
+        return self.variant is not None and self.variant.scaled
 
 
-#: The variants: name -> (theorem, display label, ...).
-ALGORITHMS: dict[str, Variant] = {
-    "dist-dp-se": Variant(1, "Dist-DP-SE"),
-    "dist-rdp-se": Variant(2, "Dist-RDP-SE", scaled=True),
-    "shuffle-dp-se": Variant(3, "Shuffle-DP-SE"),
-    "dist-cdp-se": Variant(4, "Dist-CDP-SE", scaled=True),
-    "cdp-se": Variant(5, "CDP-SE"),
-    "ldp-se": Variant(6, "LDP-SE"),
-    "dp-se": Variant(None, "DP-SE"),
-    "se": Variant(None, "SE", private=False),
+#: The algorithms: name -> (variant, display label, ...). The names are what configs and the CLI use.
+ALGORITHMS: dict[str, Algorithm] = {
+    "dist-dp-se": Algorithm(Variant.POLYA_SHARES, "Dist-DP-SE"),
+    "dist-rdp-se": Algorithm(Variant.SKELLAM_SHARES, "Dist-RDP-SE"),
+    "shuffle-dp-se": Algorithm(Variant.SHUFFLED_POLYA, "Shuffle-DP-SE"),
+    "dist-cdp-se": Algorithm(Variant.DISCRETE_GAUSSIAN_SHARES, "Dist-CDP-SE"),
+    "cdp-se": Algorithm(Variant.CENTRAL_LAPLACE, "CDP-SE"),
+    "ldp-se": Algorithm(Variant.LOCAL_LAPLACE, "LDP-SE"),
+    "dp-se": Algorithm(None, "DP-SE"),
+    "se": Algorithm(None, "SE", private=False),
 }
 
 #: ``"total"``: each aggregate's total noise in one draw; ``"shares"``: the user-level protocol.
@@ -127,11 +146,9 @@ NOISE_PATHS = ("total", "shares")
 
 
 def _real(name: str, value: object, low: float, high: float = math.inf, *, open_low: bool = True) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float | np.integer | np.floating):
-        raise ParameterTypeError(name, value, "a real number")
-    x = float(value)
-    ok = (x > low if open_low else x >= low) and x <= high and math.isfinite(x)
-    if not ok:
+    """A real in ``(low, high]`` (``[low, high]`` with ``open_low=False``), by accounting's validator."""
+    x = v.real(name, value)
+    if not ((x > low if open_low else x >= low) and x <= high):
         lo = "(" if open_low else "["
         hi = f"{high:g}]" if math.isfinite(high) else "inf)"
         raise ParameterError(name, value, f"a real number in {lo}{low:g}, {hi}")
@@ -149,14 +166,16 @@ class Learner:
     epsilon : float or None
         The privacy level ε (``None`` only for ``"se"``).
     scale : float or None
-        The scaling factor ``s >= 1`` of Theorems 2 and 4 (``None`` otherwise).
+        The scaling factor ``s >= 1`` of the Skellam and discrete Gaussian variants (Theorems 2
+        and 4; ``None`` otherwise).
     growth : int or None
         ``η`` in ``l(b) = η^b`` (2 or 4; Figures 1–3, 5 use 4, Figure 4 uses 2). For ``dp-se`` it is
         the ``dc`` of ``Δ_e = dc^{-e}`` (spec §4.7 uses 2 in every figure). ``None``: 4, and 2 for
         ``dp-se``.
     forgetting : bool
         Estimate from the current batch only (Algorithm 1). ``False`` uses all past batches of the
-        arm: ``μ̂ = Σ_b z_b / Σ_b l(b)`` with radius ``sqrt(ln(4|Φ|b²/p)/(2L)) + Σ_b N_b / L``.
+        arm: ``μ̂ = Σ_b z_b / Σ_b n_b`` with radius ``sqrt(ln(4|Φ|b²/p)/(2L)) + Σ_b N_b / L``,
+        ``L = Σ_b n_b`` (``n_b`` the users whose rewards are in ``z_b``).
     p_beta : float
         ``p`` in the radius β of eq. (2) (experiments: 0.1).
     p_tau : float or None
@@ -171,8 +190,9 @@ class Learner:
     dropout : float
         With ``noise="shares"``: the fraction of each aggregate's users (rounded down, chosen at
         random) whose message never arrives; the survivors top the noise up
-        (:class:`~learners.protocols.Protocol`). Below 1/2, so secure aggregation's majority
-        threshold can always recover the dropped users' masks.
+        (:class:`~learners.protocols.Protocol`) and the estimate divides by the survivors (see the
+        module docstring). Below 1/2, so secure aggregation's majority threshold can always
+        recover the dropped users' masks.
     """
 
     name: str
@@ -190,14 +210,14 @@ class Learner:
     def __post_init__(self) -> None:
         if self.name not in ALGORITHMS:
             raise ParameterError("algorithm", self.name, "one of " + ", ".join(ALGORITHMS))
-        variant = ALGORITHMS[self.name]
-        if variant.private:
+        algorithm = ALGORITHMS[self.name]
+        if algorithm.private:
             if self.epsilon is None:
                 raise ParameterError("epsilon", None, f"a privacy level ε > 0 (required by '{self.name}')")
             object.__setattr__(self, "epsilon", _real("epsilon", self.epsilon, 0.0))
         elif self.epsilon is not None:
             raise ParameterError("epsilon", self.epsilon, f"None for the non-private '{self.name}'")
-        if variant.scaled:
+        if algorithm.scaled:
             if self.scale is None:
                 raise ParameterError("scale", None, f"a scaling factor s >= 1 (required by '{self.name}')")
             object.__setattr__(self, "scale", _real("scale", self.scale, 1.0, open_low=False))
@@ -205,8 +225,10 @@ class Learner:
             raise ParameterError("scale", self.scale, f"None ('{self.name}' has no scaling factor s)")
         if self.growth is None:
             object.__setattr__(self, "growth", 2 if self.name == "dp-se" else 4)
-        if self.growth not in (2, 4) or isinstance(self.growth, bool):
+        growth = v.integer("growth", self.growth)
+        if growth not in (2, 4):
             raise ParameterError("growth", self.growth, "2 or 4 (batch size l(b) = growth**b)")
+        object.__setattr__(self, "growth", growth)
         if not isinstance(self.forgetting, bool):
             raise ParameterTypeError("forgetting", self.forgetting, "a bool")
         object.__setattr__(self, "p_beta", _real("p_beta", self.p_beta, 0.0, 1.0))
@@ -228,9 +250,9 @@ class Learner:
             raise ParameterError("dropout", self.dropout, "0 unless noise='shares' (dropouts are user-level)")
 
     @property
-    def theorem(self) -> int | None:
-        """The theorem of the distributed MAB paper (``None`` for ``dp-se`` and ``se``)."""
-        return ALGORITHMS[self.name].theorem
+    def variant(self) -> Variant | None:
+        """The protocol variant of the distributed MAB paper (``None`` for ``dp-se`` and ``se``)."""
+        return ALGORITHMS[self.name].variant
 
     @property
     def eta(self) -> int:
@@ -254,37 +276,268 @@ def make_learner(name: str, epsilon: float | None = None, **params: Any) -> Lear
     return Learner(name, epsilon, **params)
 
 
+# ---------------------------------------------------------------------------------------
+# Parameters of one batch
+# ---------------------------------------------------------------------------------------
+
+
+def _variant(learner: Learner) -> Variant:
+    variant = learner.variant
+    assert variant is not None
+    return variant
+
+
+@cache
+def _params(learner: Learner, n: int, horizon: int) -> ProtocolParameters:
+    assert learner.epsilon is not None
+    return protocol_parameters(
+        _variant(learner), learner.epsilon, n, horizon, scale=learner.scale, p=learner.p_tau
+    )
+
+
+@cache
+def _protocol(learner: Learner, n: int, horizon: int) -> Protocol:
+    return Protocol(_params(learner, n, horizon), exact=learner.exact)
+
+
+def _dpse_event(learner: Learner) -> Event:
+    """DP-SE's release: the sum of rewards (sensitivity 1) plus ``Laplace(1/ε)`` (spec §4.7)."""
+    assert learner.epsilon is not None
+    return Event(AdditiveNoise(Laplace(1 / Fraction(learner.epsilon)), 1.0))
+
+
+# ---------------------------------------------------------------------------------------
+# Privacy: the run's ledgers, answered
+# ---------------------------------------------------------------------------------------
+
+
 @dataclass(frozen=True)
 class Privacy:
-    """What a run spent: the guarantee of its theorem for each released batch size, and the worst.
+    """What a run spent: its ledgers answered, and the variant's theorem where it applies.
 
     Attributes
     ----------
     model : str
         ``"distributed"``, ``"shuffle"``, ``"central"``, ``"local"`` or ``"none"``.
     notion : str
-        ``"pure"`` (ε-DP, ``delta == 0``), ``"rdp"`` (Lemma 3 converted to ``(ε, δ)``), ``"zcdp"``
-        (``ρ``-zCDP converted to ``(ε, δ)``) or ``"none"``.
+        The guarantee the variant's theorem states: ``"pure"`` (ε-DP), ``"rdp"`` (Theorem 2),
+        ``"zcdp"`` (Theorem 4), or ``"none"``.
     epsilon : float
-        The certified ε of the run (the worst single release; ``inf`` for ``"se"``; 0 if nothing
-        was released).
+        The certified ε of the run: the largest, over the released batch sizes, of the ε of that
+        size's ledger (a user is in one batch: parallel composition). ``inf`` for ``"se"``; 0 if
+        nothing was released.
     delta : float
-        The δ that goes with ``epsilon`` (0 for pure DP).
+        The δ that goes with ``epsilon`` (0 for the pure notion, answered by the pure route).
+    batches : tuple of (int, float, str)
+        ``(n, ε, route)`` for each released batch size ``n``: the ledger's ε and the route that
+        certified it (an :class:`~accounting.accountant.Accountant` route, or the published bound
+        on the released mechanism the accountant fell back to, see ``message``).
+    theorem : int or None
+        The theorem of the distributed MAB paper the variant cites (``None``: ``dp-se``, ``se``).
+    theorem_holds : bool
+        Whether the theorem's hypotheses hold at this ε (Theorems 4, 5 and 6 assume ``ε < 1``;
+        spec §9.5). Always ``True`` for ``dp-se``, ``False`` for ``se``.
+    theorem_epsilon : float or None
+        The theorem's own closed form, worst over the released batches, where its hypotheses
+        hold: ε for the pure variants and DP-SE, Lemma 3 at the actual ``g`` converted by
+        Lemma 10 (Theorem 2), Lemma 4's ρ converted (Theorem 4). ``None`` where they do not.
     rho : float or None
-        The worst ``ρ`` (zCDP) for Theorem 4.
-    batches : tuple of (int, float)
-        ``(n, ε)`` for each distinct released batch size ``n``.
+        Theorem 4's ρ (Lemma 4, worst batch) where the theorem holds.
     statement : str
-        The theorem and what it says.
+        The variant and what its theorem says.
+    message : str
+        Empty when the theorem holds and every ledger was answered by the accountant; otherwise
+        what does not hold and where the reported numbers come from.
     """
 
     model: str
     notion: str
     epsilon: float
     delta: float
+    batches: tuple[tuple[int, float, str], ...]
+    theorem: int | None
+    theorem_holds: bool
+    theorem_epsilon: float | None
     rho: float | None
-    batches: tuple[tuple[int, float], ...]
     statement: str
+    message: str = ""
+
+
+_MODELS = {
+    Variant.POLYA_SHARES: "distributed",
+    Variant.SKELLAM_SHARES: "distributed",
+    Variant.SHUFFLED_POLYA: "shuffle",
+    Variant.DISCRETE_GAUSSIAN_SHARES: "distributed",
+    Variant.CENTRAL_LAPLACE: "central",
+    Variant.LOCAL_LAPLACE: "local",
+}
+
+_STATEMENTS = {
+    Variant.POLYA_SHARES: "Theorem 1: (ε, 0)-DP; Pólya shares sum to Lap_Z(g/ε) under secure aggregation",
+    Variant.SKELLAM_SHARES: "Theorem 2: RDP of the Skellam sum by Lemma 3 (integer orders, actual g), "
+    "converted to (ε, δ) by Lemma 10",
+    Variant.SHUFFLED_POLYA: "Theorem 3: (ε, 0)-DP via shuffling; ε/2 for the modular sum plus ε/2 for "
+    "relaxed SecAgg",
+    Variant.DISCRETE_GAUSSIAN_SHARES: "Theorem 4: ρ-zCDP of the discrete Gaussian sum by Lemma 4, "
+    "converted to (ε, δ) (CKS 2020); assumes ε < 1",
+    Variant.CENTRAL_LAPLACE: "Theorem 5: (ε, 0) central DP; the trusted server adds Lap_Z(g/ε); "
+    "assumes ε < 1",
+    Variant.LOCAL_LAPLACE: "Theorem 6: (ε, 0) local DP; every message carries Lap_Z(g/ε); assumes ε < 1",
+}
+
+#: The published bound on the mechanism each non-pure variant releases, an accountant route:
+#: Lemma 3 (Agarwal, Kairouz & Liu 2021, Thm 3.5; integer orders, actual ``g``) and Lemma 4
+#: (Kairouz, Liu & Steinke 2021a, Prop. 13). Theorems 2 and 4 are these lemmas instantiated
+#: (spec §3.2, §3.3: "compute from Lemma 3 directly", "with the actual n and g"); the lemmas hold at
+#: every ε, it is Theorem 4 that assumes ``ε < 1``.
+_PUBLISHED = {
+    Variant.SKELLAM_SHARES: "published:skellam-akl",
+    Variant.DISCRETE_GAUSSIAN_SHARES: "published:ddg-kls",
+}
+
+
+@cache
+def _answer(
+    events: tuple[Event, ...], neighbouring: Neighbouring, dps: int, delta: float, route: str
+) -> tuple[float, str] | None:
+    """The accountant's certified ε of a ledger by ``route`` (``None`` if it cannot account it).
+
+    Memoized per process: the ledgers of one run, and of the runs of an experiment, repeat, and
+    answering a wide lattice sum exactly takes long.
+    """
+    accountant = Accountant(neighbouring, dps)
+    for event in events:
+        accountant.compose(event)
+    try:
+        answer = accountant.epsilon(delta, route=route)
+    except UnsupportedError:
+        return None
+    return float(answer), route if route.startswith("published") else answer.route
+
+
+def _route(route: object) -> str:
+    """``route`` if the accountant knows it (the accountant's own check, so both agree)."""
+    if not isinstance(route, str):
+        raise ParameterTypeError("route", route, "an accounting route name (" + ", ".join(ROUTES) + ")")
+    Accountant().epsilon(0.5, route=route)  # an empty ledger answers 0 by any valid route
+    return route
+
+
+def privacy_of(
+    learner: Learner,
+    ledgers: Mapping[int, Accountant],
+    delta: float = 1e-6,
+    route: str = "auto",
+) -> Privacy:
+    """The privacy of a run from its ledgers: one per released batch size (parallel composition).
+
+    Each ledger is answered by the :class:`~accounting.accountant.Accountant`: by the pure route
+    for the pure variants and DP-SE (``δ = 0``), by ``route`` at ``delta`` for the RDP and zCDP
+    variants. Where the accountant cannot answer a ledger by ``route`` (a Skellam sum too wide for
+    its exact sums), it is answered by the published bound on its mechanism (Lemma 3 or 4, which
+    hold at every ε) and ``message`` says so. The theorem's closed form is reported beside it
+    only where the theorem's hypotheses hold.
+
+    Parameters
+    ----------
+    learner : Learner
+    ledgers : mapping of int to Accountant
+        The ledger of one user of each released batch size (:attr:`RunResult.ledgers`).
+    delta : float
+        δ in ``(0, 1)`` of the ``(ε, δ)`` report of the RDP and zCDP variants.
+    route : str
+        The accountant route for the RDP and zCDP variants: ``"auto"`` (the tightest exact route;
+        a discrete Gaussian sum over a batch of ~10^5 users takes minutes), or a cheaper one such
+        as ``"published"`` (Lemma 3 / Lemma 4 on the released mechanism).
+    """
+    if not isinstance(learner, Learner):
+        raise ParameterTypeError("learner", learner, "a learners.mab.Learner")
+    d = _real("delta", delta, 0.0, 1.0)
+    if d >= 1:
+        raise ParameterError("delta", delta, "a probability in (0, 1)")
+    how = _route(route)
+    if not isinstance(ledgers, Mapping):
+        raise ParameterTypeError("ledgers", ledgers, "a mapping of batch size to accounting Accountant")
+    sizes = sorted(v.integer("ledgers", n, minimum=1) for n in ledgers)
+    for n in sizes:
+        if not isinstance(ledgers[n], Accountant):
+            raise ParameterTypeError(f"ledgers[{n}]", ledgers[n], "an accounting.accountant.Accountant")
+    if learner.name == "se":
+        return Privacy(
+            "none", "none", math.inf, 0.0, (), None, False, None, None,
+            "no privacy (non-private elimination)", "a non-private run: nothing is guaranteed",
+        )  # fmt: skip
+    assert learner.epsilon is not None
+    variant = learner.variant
+    notion = variant.notion if variant is not None else "pure"
+    pure = notion == "pure"
+    published = _PUBLISHED.get(variant) if variant is not None else None
+    per: list[tuple[int, float, str]] = []
+    fallen: list[int] = []
+    for n in sizes:
+        ledger = ledgers[n]
+        key = (ledger.ledger, ledger.neighbouring, ledger.dps, d)
+        answered = _answer(*key, "pure" if pure else how)
+        if answered is None and published is not None and how != published:
+            fallen.append(n)
+            answered = _answer(*key, published)
+        per.append((n, *answered) if answered is not None else (n, math.inf, "none"))
+    holds = variant.hypotheses_hold(learner.epsilon) if variant is not None else True
+    theorem_epsilon: float | None = None
+    rho: float | None = None
+    notes: list[str] = []
+    if holds and published is None:
+        theorem_epsilon = learner.epsilon if sizes else 0.0  # (ε, 0)-DP: Theorems 1, 3, 5, 6, DP-SE
+    elif holds and published is not None:
+        closed = [
+            _answer(ledgers[n].ledger, ledgers[n].neighbouring, ledgers[n].dps, d, published) for n in sizes
+        ]
+        theorem_epsilon = max((c[0] if c is not None else math.inf for c in closed), default=0.0)
+        if variant is Variant.DISCRETE_GAUSSIAN_SHARES:
+            kls = PUBLISHED[published.split(":", 1)[1]]
+            rho = max(
+                (
+                    kls.value(e.mechanism, None)
+                    for n in sizes
+                    for e in ledgers[n].ledger
+                    if isinstance(e.mechanism, DistributedSum)
+                ),
+                default=None,
+            )
+    else:
+        assert variant is not None
+        notes.append(
+            f"Theorem {variant.theorem} assumes ε < 1 (spec §9.5) and this run has ε = {learner.epsilon:g}: "
+            "its hypotheses do not hold, so its closed form is not reported; epsilon is the guarantee "
+            "of what was released, answered from the run's ledgers"
+        )
+    if fallen:
+        notes.append(
+            f"the accountant cannot answer the ledgers of batches of n = {', '.join(map(str, fallen))} by "
+            f"route {how!r}; they are answered by {published!r}, the published bound on the released "
+            "mechanism (it holds at every ε)"
+        )
+    unanswered = [n for n, e, _ in per if math.isinf(e)]
+    if unanswered:
+        notes.append(f"no certified guarantee for the batches of n = {', '.join(map(str, unanswered))}")
+    statement = (
+        _STATEMENTS[variant]
+        if variant is not None
+        else "DP-SE (Sajed & Sheffet 2019): (ε, 0) central DP, Laplace(1/ε) on each sum of rewards"
+    )
+    return Privacy(
+        model=_MODELS[variant] if variant is not None else "central",
+        notion=notion,
+        epsilon=max((e for _, e, _ in per), default=0.0),
+        delta=0.0 if pure else d,
+        batches=tuple(per),
+        theorem=variant.theorem if variant is not None else None,
+        theorem_holds=holds,
+        theorem_epsilon=theorem_epsilon,
+        rho=rho,
+        statement=statement,
+        message="; ".join(notes),
+    )
 
 
 @dataclass(frozen=True, eq=False)
@@ -300,16 +553,26 @@ class RunResult:
     pseudo_regret : numpy.ndarray of float64, shape (R, C)
         ``Σ_{s <= t} Δ_{a_s}``.
     realized_regret : numpy.ndarray of float64, shape (R, C)
-        ``Σ_{s <= t} r_s(a*) - r_s(a_s)`` from the same reward tape.
+        ``Σ_{s <= t} r_s(a*) - r_s(a_s)``, with the rewards of every arm drawn independently at
+        every round (the repetition's :class:`~learners.environments.RewardTable`).
     released : numpy.ndarray of int64, shape (R,)
         Aggregates released per repetition.
     final_arms : numpy.ndarray of int64, shape (R,)
         Active arms left at the end.
+    estimates : numpy.ndarray of float64, shape (R, K)
+        The last released estimate ``μ̂`` of each arm (``nan`` for an arm never released).
     batch_sizes : tuple of int
         The distinct batch sizes released in some repetition.
+    releases : mapping of int to int
+        Aggregates released of each batch size (over arms and repetitions).
     bits : int
         Bits each user sends (the largest over released batches; 0 without a protocol).
-    privacy : Privacy
+    delta : float
+        The δ of :attr:`privacy`.
+    route : str
+        The accountant route :attr:`privacy` answers the RDP and zCDP ledgers by.
+    dropped, topped_up : numpy.ndarray of int64, shape (R,)
+        Users who dropped out, and shares the survivors drew for them (``noise="shares"``).
     """
 
     learner: Learner
@@ -319,121 +582,52 @@ class RunResult:
     realized_regret: FloatArray
     released: IntArray
     final_arms: IntArray
+    estimates: FloatArray
     batch_sizes: tuple[int, ...]
+    releases: Mapping[int, int]
     bits: int
-    privacy: Privacy
+    delta: float
+    route: str
+    dropped: IntArray
+    topped_up: IntArray
+    _ledgers: Mapping[int, Accountant] = field(repr=False)
 
-    dropped: IntArray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
-    topped_up: IntArray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    @property
+    def ledgers(self) -> dict[int, Accountant]:
+        """The ledger of one user of each released batch size (copies: the run's own are its record).
+
+        Written while the run ran: each release composed its events into the ledger of its batch
+        size when it was made. Releases of one size are identical (same parameters), so one
+        ledger per size holds all a user of such a batch spent; :attr:`releases` counts them.
+        """
+        return {n: _copy(acc) for n, acc in self._ledgers.items()}
 
     def ledger(self, batch_size: int) -> Accountant:
-        """The ledger of one user of a released batch of ``batch_size``: the events of that one
-        release (each user is in one batch of one arm, so this is all that user's privacy)."""
-        n = _integer("batch_size", batch_size, 1)
-        accountant = Accountant()
-        for mechanism in _release_mechanisms(self.learner, n, self.horizon):
-            accountant.compose(Event(mechanism, 1))
-        return accountant
+        """The ledger of one user of a released batch of ``batch_size`` (a copy)."""
+        n = v.integer("batch_size", batch_size, minimum=1)
+        if n not in self._ledgers:
+            raise ParameterError(
+                "batch_size",
+                batch_size,
+                "a released batch size: one of " + ", ".join(map(str, self.batch_sizes)),
+            )
+        return _copy(self._ledgers[n])
+
+    @cached_property
+    def privacy(self) -> Privacy:
+        """What the run spent (:func:`privacy_of` on its ledgers), computed on first access.
+
+        Answering a ledger exactly can take long for a wide lattice (a Skellam or discrete Gaussian
+        sum over a large batch); answers are memoized per process, so a ledger is answered once.
+        """
+        return privacy_of(self.learner, self._ledgers, self.delta, self.route)
 
 
-# ---------------------------------------------------------------------------------------
-# Parameters and privacy of one batch
-# ---------------------------------------------------------------------------------------
-
-
-@cache
-def _params(learner: Learner, n: int, horizon: int) -> ProtocolParameters:
-    theorem = learner.theorem
-    assert theorem is not None
-    assert learner.epsilon is not None
-    variant = _CalVariant.from_theorem(theorem)  # (transitional: replaced by the variant itself)
-    return protocol_parameters(variant, learner.epsilon, n, horizon, scale=learner.scale, p=learner.p_tau)
-
-
-def _release_mechanisms(learner: Learner, n: int, horizon: int) -> tuple[Mechanism, ...]:
-    if learner.theorem is not None:
-        return release_mechanisms(_params(learner, n, horizon))
-    if learner.name == "dp-se":
-        assert learner.epsilon is not None
-        return (AdditiveNoise(Laplace(1 / Fraction(learner.epsilon)), 1.0),)
-    return ()
-
-
-def _float_down(value: Fraction) -> float:
-    f = float(value)
-    return math.nextafter(f, 0.0) if Fraction(f) > value else f
-
-
-_MODELS = {1: "distributed", 2: "distributed", 3: "shuffle", 4: "distributed", 5: "central", 6: "local"}
-
-
-@cache
-def _batch_privacy(learner: Learner, n: int, horizon: int, delta: float) -> tuple[float, float | None]:
-    """``(ε, ρ)`` of one release of a batch of ``n`` users, by the variant's theorem."""
-    theorem = learner.theorem
-    if theorem == 2:
-        # Lemma 3 (AKL 2021 Thm 3.5) at integer orders, with the actual g and the exact total
-        # variance n·Var(share) rounded down; converted by Lemma 10 (CKS Prop. 12).
-        p = _params(learner, n, horizon)
-        assert isinstance(p.share, Skellam)
-        variance = _float_down(n * (Fraction(p.share.mu1) + Fraction(p.share.mu2)))
-        eps, _ = conversion.optimize_rdp_order(
-            lambda a: bounds.skellam_rdp_akl(int(a), variance, p.g), delta, alpha_min=2, integer=True
-        )
-        return eps, None
-    if theorem == 4:
-        # Lemma 4 (Kairouz-Liu-Steinke 2021 Prop. 13) with σ rounded down; CKS 2020 conversion.
-        p = _params(learner, n, horizon)
-        assert isinstance(p.share, DiscreteGaussian)
-        rho = bounds.sum_discrete_gaussians_rho_kls(_float_down(Fraction(p.share.sigma)), n, p.g)
-        return conversion.zcdp_to_dp_cks(rho, delta), rho
-    accountant = Accountant()
-    for mechanism in _release_mechanisms(learner, n, horizon):
-        accountant.compose(mechanism)
-    return float(accountant.epsilon(delta, route="pure").value.upper), None
-
-
-_STATEMENTS = {
-    1: "Theorem 1: (ε, 0)-DP; Pólya shares sum to Lap_Z(g/ε) under secure aggregation",
-    2: "Theorem 2: RDP of the Skellam sum by Lemma 3 (integer orders, actual g), "
-    "converted to (ε, δ) by Lemma 10",
-    3: "Theorem 3: (ε, 0)-DP via shuffling; ε/2 for the modular sum plus ε/2 for relaxed SecAgg",
-    4: "Theorem 4: ρ-zCDP of the discrete Gaussian sum by Lemma 4, converted to (ε, δ) (CKS 2020)",
-    5: "Theorem 5: (ε, 0) central DP; the trusted server adds Lap_Z(g/ε)",
-    6: "Theorem 6: (ε, 0) local DP; every message carries Lap_Z(g/ε)",
-}
-
-
-def privacy_of(learner: Learner, batch_sizes: Sequence[int], horizon: int, delta: float = 1e-6) -> Privacy:
-    """The privacy of a run that released batches of these sizes (parallel composition: the worst)."""
-    if not isinstance(learner, Learner):
-        raise ParameterTypeError("learner", learner, "a learners.mab.Learner")
-    d = _real("delta", delta, 0.0, 1.0)
-    if d >= 1:
-        raise ParameterError("delta", delta, "a probability in (0, 1)")
-    sizes = tuple(sorted({_integer("batch_sizes", n, 1) for n in batch_sizes}))
-    theorem = learner.theorem
-    if learner.name == "se":
-        return Privacy("none", "none", math.inf, 0.0, None, (), "no privacy (non-private elimination)")
-    per = [(n, *_batch_privacy(learner, n, horizon, d)) for n in sizes]
-    worst = max((e for _, e, _ in per), default=0.0)
-    rhos = [r for _, _, r in per if r is not None]
-    notion = {2: "rdp", 4: "zcdp"}.get(theorem or 0, "pure")
-    model = _MODELS[theorem] if theorem is not None else "central"
-    statement = (
-        _STATEMENTS[theorem]
-        if theorem is not None
-        else "DP-SE (Sajed & Sheffet 2019): (ε, 0) central DP, Laplace(1/ε) on each sum of rewards"
-    )
-    return Privacy(
-        model,
-        notion,
-        worst,
-        d if notion != "pure" else 0.0,
-        max(rhos) if rhos else None,
-        tuple((n, e) for n, e, _ in per),
-        statement,
-    )
+def _copy(accountant: Accountant) -> Accountant:
+    out = Accountant(accountant.neighbouring, accountant.dps)
+    for event in accountant.ledger:
+        out.compose(event)
+    return out
 
 
 # ---------------------------------------------------------------------------------------
@@ -445,22 +639,22 @@ def _noise_bound(learner: Learner, log2: FloatArray, n: int, horizon: int) -> Fl
     """``N``: a ``1 - 2q`` bound on ``|n_a(b)|`` (noise + rounding error of the sum, in reward
     units), with ``log2 = ln(2/q)`` (spec §4.3 table; ``g`` is the actual precision)."""
     eps = learner.epsilon
-    theorem = learner.theorem
-    if theorem is None or eps is None:
+    variant = learner.variant
+    if variant is None or eps is None:
         return np.zeros_like(log2)
-    if theorem == 3:
+    if variant is Variant.SHUFFLED_POLYA:
         eps = eps / 2
     root = np.sqrt(log2)
-    if theorem in (1, 3, 5):
+    if variant in (Variant.POLYA_SHARES, Variant.SHUFFLED_POLYA, Variant.CENTRAL_LAPLACE):
         return np.asarray(math.sqrt(2) / eps * root + log2 / eps, dtype=np.float64)
-    if theorem == 2:
+    if variant is Variant.SKELLAM_SHARES:
         g = _params(learner, n, horizon).g
         assert learner.scale is not None
         return np.asarray((2 / eps + math.sqrt(2) / (learner.scale * eps)) * root + math.sqrt(2) / g * log2)
-    if theorem == 4:
+    if variant is Variant.DISCRETE_GAUSSIAN_SHARES:
         assert learner.scale is not None
         return np.asarray(math.sqrt(2) * (1 + 1 / learner.scale) / eps * root, dtype=np.float64)
-    # Theorem 6 (Lemma 5 with c = 1.6, spec §4.3, §4.6)
+    # Theorem 6, local discrete Laplace (Lemma 5 with c = 1.6, spec §4.3, §4.6)
     local = 1.6 / eps * np.maximum(np.sqrt(2 * n * log2), 2 * log2)
     return np.asarray(math.sqrt(2) / eps * root + local, dtype=np.float64)
 
@@ -469,11 +663,13 @@ def confidence_radius(learner: Learner, active: ArrayLike, batch: int, size: int
     """``β(b)`` of eq. (2) (spec §4.3) with forgetting, for ``active`` arms ``|Φ(b)|`` (an array).
 
     ``crs·( sqrt(ln(4|Φ|b²/p)/(2l)) + N(p/(|Φ|b²))/l )`` with ``N`` from the variant's theorem; for
-    ``dp-se`` the radius of spec §4.7 (with ``R_e = size``).
+    ``dp-se`` the radius of spec §4.7 (with ``R_e = size``). ``size`` is the number of users whose
+    rewards the estimate holds (``l(b)``, or the survivors of a batch with dropouts).
     """
     k = np.asarray(active, dtype=np.float64)
-    pulls = _integer("size", size, 1)
-    hoeffding, noise = _radius_terms(learner, k, _integer("batch", batch, 1), pulls, horizon)
+    pulls = v.integer("size", size, minimum=1)
+    b = v.integer("batch", batch, minimum=1)
+    hoeffding, noise = _radius_terms(learner, k, b, pulls, v.integer("horizon", horizon, minimum=2))
     return _radius(learner.crs, hoeffding, noise, np.float64(pulls))
 
 
@@ -520,8 +716,8 @@ class _Segment:
 
 
 def _segment(
-    instance: MABInstance,
-    tape: np.random.Generator,
+    table: RewardTable,
+    start: int,
     arms: IntArray,
     size: int,
     pulls: int,
@@ -533,8 +729,10 @@ def _segment(
 ) -> _Segment:
     """Pull ``arms`` in blocks of ``size`` (block ``j`` is arm ``arms[j]``) for ``pulls`` rounds.
 
-    The rewards are read from the repetition's tape in round order, :data:`CHUNK` rounds at a
-    time; with ``g`` every reward is also encoded (randomized rounding from ``rng``).
+    Round ``i`` of the segment is round ``start + i`` of the repetition: its reward is read from the
+    table's column of the arm pulled, and the best arm's column gives the realized regret, at most
+    :data:`CHUNK` rounds at a time; with ``g`` every reward is also encoded (randomized rounding
+    from ``rng``).
     """
     k = arms.size
     sum_x = np.zeros(k)
@@ -544,20 +742,24 @@ def _segment(
     running = 0.0
     for c0 in range(0, pulls, CHUNK):
         c1 = min(c0 + CHUNK, pulls)
-        first, last = c0 // size, (c1 - 1) // size
-        blocks = np.arange(first, last + 1)
-        counts = np.minimum(c1, (blocks + 1) * size) - np.maximum(c0, blocks * size)
-        starts = np.concatenate(([0], np.cumsum(counts)[:-1]))
-        u = instance.tape(tape, c1 - c0)
-        x = instance.reward(np.repeat(arms[blocks], counts), u)
+        blocks = np.arange(c0 // size, (c1 - 1) // size + 1)
+        lo = np.maximum(c0, blocks * size)
+        hi = np.minimum(c1, (blocks + 1) * size)
+        x = np.empty(c1 - c0)
+        diff = np.zeros(c1 - c0)
+        for j, a0, a1 in zip(blocks.tolist(), lo.tolist(), hi.tolist(), strict=True):
+            arm = int(arms[j])
+            rewards = table.rewards(arm, start + a0, start + a1)
+            x[a0 - c0 : a1 - c0] = rewards
+            if arm != best:  # r_t(a*) - r_t(a*) = 0 on the best arm's own blocks
+                diff[a0 - c0 : a1 - c0] = table.rewards(best, start + a0, start + a1) - rewards
+        starts = lo - c0
         sum_x[blocks] += np.add.reduceat(x, starts)
         if sum_xhat is not None:
             assert g is not None
             sum_xhat[blocks] += np.add.reduceat(encode(x, g, rng), starts)
         if values is not None:
             values.reshape(-1)[c0:c1] = x
-        diff = instance.reward(np.asarray(best), u)
-        diff -= x
         cum = np.cumsum(diff)
         inside = (offsets > c0) & (offsets <= c1)
         realized_at[inside] = running + cum[offsets[inside] - c0 - 1]
@@ -575,11 +777,11 @@ def _pseudo(gaps: FloatArray, size: int, offsets: IntArray) -> FloatArray:
 
 def _total_noise(learner: Learner, p: ProtocolParameters, rng: np.random.Generator, count: int) -> IntArray:
     """``count`` draws of one aggregate's total noise (equal in law to the sum of all shares)."""
-    if learner.theorem == 5:
+    if learner.variant is Variant.CENTRAL_LAPLACE:
         assert p.server_noise is not None
         return np.asarray(p.server_noise.sample(rng, count), dtype=np.int64)
     assert p.share is not None
-    if learner.theorem == 6:
+    if learner.variant is Variant.LOCAL_LAPLACE:
         # n i.i.d. Lap_Z shares: each a difference of geometrics, so the sum is NB(n) - NB(n).
         assert isinstance(p.share, DiscreteLaplace)
         nb = Polya(p.users, math.exp(-1 / float(p.share.scale)))
@@ -591,13 +793,16 @@ def _total_noise(learner: Learner, p: ProtocolParameters, rng: np.random.Generat
 
 
 class _State:
-    """The learner's state for all repetitions (leading axis ``R``)."""
+    """The learner's state for all repetitions (leading axis ``R``), and the run's ledgers."""
 
-    def __init__(self, learner: Learner, means: FloatArray, horizon: int, rounds: IntArray) -> None:
+    def __init__(
+        self, learner: Learner, means: FloatArray, horizon: int, rounds: IntArray, tables: list[RewardTable]
+    ) -> None:
         R, K = means.shape
         self.learner = learner
         self.horizon = horizon
         self.rounds = rounds
+        self.tables = tables
         self.gaps = means.max(axis=1, keepdims=True) - means
         self.best = np.argmax(means, axis=1)
         self.active = np.ones((R, K), dtype=bool)
@@ -610,11 +815,14 @@ class _State:
         self.released = np.zeros(R, dtype=np.int64)
         self.dropped = np.zeros(R, dtype=np.int64)
         self.topped_up = np.zeros(R, dtype=np.int64)
-        self.sizes: set[int] = set()
+        self.estimates = np.full((R, K), np.nan)
         self.bits = 0
-        # cumulative estimates (forgetting=False)
+        # one ledger per released batch size, written at release time, and the releases it covers
+        self.ledgers: dict[int, Accountant] = {}
+        self.releases: dict[int, int] = {}
+        # cumulative estimates (forgetting=False): per-arm sums and users, per-repetition noise bound
         self.z_sum = np.zeros((R, K))
-        self.pulls_sum = np.zeros(R)
+        self.pulls_sum = np.zeros((R, K))
         self.noise_sum = np.zeros(R)
 
     def offsets(self, r: int, pulls: int) -> tuple[IntArray, IntArray]:
@@ -634,6 +842,19 @@ class _State:
         self.pseudo_total[r] += float(pseudo[-1])
         self.realized_total[r] += seg.realized
         self.t[r] += pulls
+
+    def record(self, n: int, ledger: Accountant, releases: int) -> None:
+        """Keep the ledger of a batch-release of size ``n`` that released ``releases`` aggregates.
+
+        Every release of size ``n`` has the same parameters, hence the same events: the first one
+        is the ledger of a user of any of them, and later ones are checked against it.
+        """
+        known = self.ledgers.get(n)
+        if known is None:
+            self.ledgers[n] = ledger
+        elif known.ledger != ledger.ledger:  # pragma: no cover - parameters depend on n only
+            raise ProtocolError(f"two releases of batches of {n} users composed different events")
+        self.releases[n] = self.releases.get(n, 0) + releases
 
 
 def _check_run(
@@ -664,12 +885,12 @@ def _check_run(
     K = insts[0].arms
     if any(inst.arms != K for inst in insts):
         raise ParameterError("instances", [i.arms for i in insts], "instances with the same number of arms")
-    T = _integer("horizon", horizon, 2)
+    T = v.integer("horizon", horizon, minimum=2)
     if T < K:
         raise ParameterError("horizon", horizon, f"an integer >= K = {K} (every arm is pulled once)")
     if not isinstance(rng, np.random.Generator):
         raise ParameterTypeError("rng", rng, "a numpy.random.Generator")
-    C = _integer("checkpoints", checkpoints, 1)
+    C = v.integer("checkpoints", checkpoints, minimum=1)
     rounds = np.unique(-(-np.arange(1, min(C, T) + 1, dtype=np.int64) * T // min(C, T)))
     return insts, T, list(tapes), rounds
 
@@ -683,6 +904,7 @@ def run(
     rng: np.random.Generator,
     checkpoints: int = 1000,
     delta: float = 1e-6,
+    route: str = "auto",
 ) -> RunResult:
     """Run ``learner`` for ``R = len(tapes)`` repetitions of ``horizon`` rounds.
 
@@ -695,29 +917,37 @@ def run(
     horizon : int
         ``T >= K``.
     tapes : sequence of numpy.random.Generator
-        The reward tape of each repetition (common random numbers: give every algorithm a fresh
-        generator from the same seed to compare them on the same rewards).
+        Repetition ``r`` reads the reward table keyed by two words drawn from ``tapes[r]``
+        (:meth:`~learners.environments.RewardTable.draw`): give every algorithm a fresh generator
+        from the same seed and they see the same rewards (common random numbers).
     rng : numpy.random.Generator
         The randomness of the protocol (rounding, noise, masks, dropouts) for all repetitions.
     checkpoints : int
         Regret is recorded after ``ceil(c T / C)`` rounds, ``c = 1..C``.
     delta : float
-        δ of the ``(ε, δ)`` report of the RDP and zCDP variants.
+        δ in ``(0, 1)`` of the ``(ε, δ)`` report of the RDP and zCDP variants.
+    route : str
+        The accountant route :attr:`RunResult.privacy` answers the RDP and zCDP ledgers by (see
+        :func:`privacy_of`; the pure variants are answered by the pure route).
 
     Returns
     -------
     RunResult
     """
     insts, T, gens, rounds = _check_run(learner, instances, horizon, tapes, rng, checkpoints)
+    d = _real("delta", delta, 0.0, 1.0)
+    if d >= 1:
+        raise ParameterError("delta", delta, "a probability in (0, 1)")
+    how = _route(route)
     means = np.stack([np.asarray(inst.means, dtype=np.float64) for inst in insts])
-    st = _State(learner, means, T, rounds)
-    protocol = learner.theorem is not None
+    tables = [RewardTable.draw(inst, gen) for inst, gen in zip(insts, gens, strict=True)]
+    st = _State(learner, means, T, rounds, tables)
     b = 0
     while not st.done.all():
         b += 1
         k = st.active.sum(axis=1)
         for last in np.flatnonzero(~st.done & (k == 1)).tolist():
-            _finish(st, last, insts[last], gens[last], rng)
+            _finish(st, last, rng)
         live = np.flatnonzero(~st.done)
         if not live.size:
             break
@@ -725,7 +955,7 @@ def run(
             sizes = _dpse_size(learner, k[live].astype(np.float64), b)
         else:
             sizes = np.full(live.size, learner.eta**b, dtype=np.int64)
-        g = _params(learner, int(sizes[0]), T).g if protocol else None
+        g = _params(learner, int(sizes[0]), T).g if learner.variant is not None else None
         complete: list[int] = []
         segments: dict[int, _Segment] = {}
         for i, r in enumerate(live.tolist()):
@@ -735,7 +965,7 @@ def run(
             pulls = int(min(want, T - st.t[r]))
             idx, offsets = st.offsets(r, pulls)
             seg = _segment(
-                insts[r], gens[r], arms, size, pulls, int(st.best[r]), offsets, g, rng,
+                st.tables[r], int(st.t[r]), arms, size, pulls, int(st.best[r]), offsets, g, rng,
                 keep=learner.noise == "shares" and pulls == want,
             )  # fmt: skip
             st.advance(r, arms, size, pulls, seg, idx, offsets)
@@ -747,7 +977,6 @@ def run(
         if complete:
             _release(st, b, np.array(complete), sizes[np.searchsorted(live, complete)], segments, rng)
         st.done |= st.t >= T
-    batch_sizes = tuple(sorted(st.sizes))
 
     def frozen(a: NDArray[Any]) -> NDArray[Any]:
         a.setflags(write=False)
@@ -761,17 +990,19 @@ def run(
         realized_regret=frozen(st.realized),
         released=frozen(st.released),
         final_arms=frozen(st.active.sum(axis=1).astype(np.int64)),
-        batch_sizes=batch_sizes,
+        estimates=frozen(st.estimates),
+        batch_sizes=tuple(sorted(st.releases)),
+        releases=MappingProxyType(dict(sorted(st.releases.items()))),
         bits=st.bits,
-        privacy=privacy_of(learner, batch_sizes, T, delta),
+        delta=d,
+        route=how,
         dropped=frozen(st.dropped),
         topped_up=frozen(st.topped_up),
+        _ledgers=MappingProxyType(dict(sorted(st.ledgers.items()))),
     )
 
 
-def _finish(
-    st: _State, r: int, instance: MABInstance, tape: np.random.Generator, rng: np.random.Generator
-) -> None:
+def _finish(st: _State, r: int, rng: np.random.Generator) -> None:
     """One arm left: pull it until ``T`` (nothing is released: no decision depends on it)."""
     arm = np.flatnonzero(st.active[r])
     remaining = int(st.horizon - st.t[r])
@@ -779,7 +1010,8 @@ def _finish(
     if arm[0] == st.best[r]:
         seg = _Segment(np.zeros(1), None, None, np.zeros(offsets.size), 0.0)
     else:
-        seg = _segment(instance, tape, arm, remaining, remaining, int(st.best[r]), offsets, None, rng, False)
+        table, start, best = st.tables[r], int(st.t[r]), int(st.best[r])
+        seg = _segment(table, start, arm, remaining, remaining, best, offsets, None, rng, False)
     st.advance(r, arm, remaining, remaining, seg, idx, offsets)
     st.done[r] = True
 
@@ -798,25 +1030,35 @@ def _release(
     segments: dict[int, _Segment],
     rng: np.random.Generator,
 ) -> None:
-    """Aggregate, estimate and eliminate for the repetitions ``reps`` that finished batch ``b``."""
+    """Aggregate, account, estimate and eliminate for the repetitions ``reps`` that finished batch ``b``.
+
+    Each released aggregate's events are composed into a ledger here, as it is released: one
+    ledger per batch-release (all its aggregates, over arms and repetitions, have the same
+    parameters; a user is in one of them), kept per batch size by :meth:`_State.record`.
+    """
     learner = st.learner
     active = st.active[reps]
     k = active.sum(axis=1).astype(np.float64)
+    per_rep = active.sum(axis=1)
     z = np.zeros(active.shape)
     sum_x = np.zeros(active.shape)
     for i, r in enumerate(reps.tolist()):
         sum_x[i, active[i]] = segments[r].sum_x
+    # users whose rewards each estimate holds: l(b), or the survivors of a batch with dropouts
+    users = np.where(active, sizes[:, None], 0).astype(np.float64)
     if learner.name == "se":
         z = sum_x
     elif learner.name == "dp-se":
         assert learner.epsilon is not None
         z[active] = sum_x[active] + Laplace(1 / Fraction(learner.epsilon)).sample(rng, int(active.sum()))
-        st.sizes.update(int(n) for n in sizes)
+        for n in np.unique(sizes).tolist():
+            st.record(int(n), Accountant().compose(_dpse_event(learner)), int(per_rep[sizes == n].sum()))
     else:
         n = int(sizes[0])
         p = _params(learner, n, st.horizon)
-        st.sizes.add(n)
+        protocol = _protocol(learner, n, st.horizon)
         st.bits = max(st.bits, p.bits)
+        ledger = Accountant()
         if learner.noise == "total":
             xhat = np.zeros(active.shape, dtype=np.int64)
             for i, r in enumerate(reps.tolist()):
@@ -827,28 +1069,32 @@ def _release(
             if p.m >= BIG_MODULUS:  # residues of a modulus this large need Python integers
                 noisy = noisy.astype(object)
             z[active] = analyze(np.mod(noisy, p.m), n, p.g, p.tau, p.m)
+            protocol.account(ledger)  # the release just made: what the protocol would compose
         else:
-            proto = Protocol(p, exact=learner.exact)
-            for i, r in enumerate(reps.tolist()):
-                values = segments[r].values
-                assert values is not None
-                dropped = _dropouts(rng, values.shape, learner.dropout) if learner.dropout else None
-                rel = proto.release(values, rng, dropped=dropped)
-                z[i, active[i]] = rel.estimate
-                st.dropped[r] += int(rel.dropped.sum())
-                st.topped_up[r] += int(rel.topped_up.sum())
-    st.released[reps] += active.sum(axis=1)
-    size = sizes.astype(np.float64)
+            # every aggregate of the batch, over repetitions and arms, in one protocol release
+            blocks = [segments[r].values for r in reps.tolist()]
+            values = np.concatenate([x for x in blocks if x is not None])
+            dropped = _dropouts(rng, values.shape, learner.dropout) if learner.dropout else None
+            rel = protocol.release(values, rng, accountant=ledger, dropped=dropped)
+            z[active] = rel.estimate
+            users[active] = n - rel.dropped
+            first = np.concatenate(([0], np.cumsum(per_rep)[:-1]))
+            st.dropped[reps] += np.add.reduceat(rel.dropped, first)
+            st.topped_up[reps] += np.add.reduceat(rel.topped_up.sum(axis=1), first)
+        st.record(n, ledger, int(active.sum()))
+    st.released[reps] += per_rep
     hoeffding, noise = _radius_terms(learner, k, b, int(sizes[0]), st.horizon)
     if learner.forgetting:
-        sums, pulls, bound = z, size, noise
+        sums, pulls, bound = z, users, noise
     else:
         st.z_sum[reps] += z
-        st.pulls_sum[reps] += size
+        st.pulls_sum[reps] += users
         st.noise_sum[reps] += noise
         sums, pulls, bound = st.z_sum[reps], st.pulls_sum[reps], st.noise_sum[reps]
-    mu = sums / pulls[:, None]
-    beta = _radius(learner.crs, hoeffding, bound, pulls)
-    lcb = np.where(active, mu - beta[:, None], -np.inf)
-    keep = active & (mu + beta[:, None] >= lcb.max(axis=1, keepdims=True))
+    pulls = np.where(active, pulls, 1.0)  # inactive arms: no estimate (avoid 0/0)
+    mu = sums / pulls
+    beta = _radius(learner.crs, hoeffding[:, None], bound[:, None], pulls)
+    lcb = np.where(active, mu - beta, -np.inf)
+    keep = active & (mu + beta >= lcb.max(axis=1, keepdims=True))
+    st.estimates[reps] = np.where(active, mu, st.estimates[reps])
     st.active[reps] = keep

@@ -39,6 +39,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from accounting import _validate as v
 from accounting.accountant import Accountant, Event
 from accounting.calibration import ProtocolParameters, ShuffleSumParameters, Variant
 from accounting.mechanisms import AdditiveNoise, DistributedSum, Mechanism, PureDP
@@ -114,11 +115,8 @@ ShareSampler = Callable[[np.random.Generator, tuple[int, ...]], NDArray[np.int64
 
 
 def _integer(name: str, value: object, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise ParameterTypeError(name, value, f"an integer >= {minimum}")
-    if int(value) < minimum:
-        raise ParameterError(name, value, f"an integer >= {minimum}")
-    return int(value)
+    """accounting's integer validator (one set for dpcert: ``4.0`` is the integer 4 everywhere)."""
+    return v.integer(name, value, minimum=minimum)
 
 
 def _generator(name: str, rng: object) -> np.random.Generator:

@@ -10,6 +10,7 @@ from learners.environments import (
     BernoulliArms,
     BetaArms,
     ClippedGaussianArms,
+    RewardTable,
     gaussian_easy,
     gaussian_hard,
 )
@@ -79,3 +80,52 @@ def test_bad_input_is_named() -> None:
         inst.pull(0, np.array([0]), 1)  # type: ignore[arg-type]
     with pytest.raises(ParameterError, match="arms"):
         gaussian_easy(np.random.default_rng(0), arms=1)
+
+
+# -- the reward table: independent rewards per arm and round, read on demand ---------------------
+
+
+def test_reward_table_columns_have_the_arm_laws_and_are_independent() -> None:
+    """Spec §7.1: one reward per arm per round, independent across arms (the released code draws a
+    reward vector per round). Each column has its arm's law (KS test against the exact clipped
+    normal CDF); two columns at the same rounds are uncorrelated (|r| within 5/sqrt(n))."""
+    inst = ClippedGaussianArms((0.3, 0.6))
+    table = RewardTable.draw(inst, np.random.default_rng(0))
+    n = 50_000
+    a, b = table.rewards(0, 0, n), table.rewards(1, 0, n)
+    for mu, col in ((0.3, a), (0.6, b)):
+        inner = (col > 0) & (col < 1)  # the atoms of clipping sit at 0 and 1 (none here at sd 0.1)
+        assert stats.kstest(col[inner], stats.norm(mu, 0.1).cdf).pvalue > 1e-4
+    assert abs(np.corrcoef(a, b)[0, 1]) < 5 / np.sqrt(n)
+    assert abs(np.corrcoef(a[1:], a[:-1])[0, 1]) < 5 / np.sqrt(n)  # independent across rounds
+
+
+def test_reward_table_is_random_access_and_keyed() -> None:
+    """Any block of a column, read in any pieces, is the same numbers (a run reads only what it
+    pulls); the same key gives the same table, another key another."""
+    inst = BernoulliArms((0.2, 0.5, 0.9))
+    table = RewardTable.draw(inst, np.random.default_rng(5))
+    whole = table.uniforms(2, 0, 1001)
+    pieces = np.concatenate([table.uniforms(2, 0, 3), table.uniforms(2, 3, 10), table.uniforms(2, 10, 1001)])
+    assert np.array_equal(whole, pieces)
+    assert np.array_equal(table.uniforms(2, 997, 1001), whole[997:])
+    again = RewardTable.draw(inst, np.random.default_rng(5))
+    assert np.array_equal(again.rewards(1, 0, 100), table.rewards(1, 0, 100))
+    other = RewardTable.draw(inst, np.random.default_rng(6))
+    assert not np.array_equal(other.uniforms(1, 0, 100), table.uniforms(1, 0, 100))
+    assert not np.array_equal(table.uniforms(0, 0, 100), table.uniforms(1, 0, 100))
+    assert table.uniforms(0, 7, 7).shape == (0,)
+
+
+def test_reward_table_bad_input_is_named() -> None:
+    table = RewardTable(BernoulliArms((0.1, 0.9)), (1, 2))
+    with pytest.raises(ParameterError, match="arm"):
+        table.rewards(2, 0, 1)
+    with pytest.raises(ParameterError, match="stop"):
+        table.rewards(0, 5, 4)
+    with pytest.raises(ParameterError, match="start"):
+        table.rewards(0, -1, 4)
+    with pytest.raises(ParameterError, match="key"):
+        RewardTable(BernoulliArms((0.1, 0.9)), (1, 2**64))
+    with pytest.raises(ParameterTypeError, match="instance"):
+        RewardTable("arms", (1, 2))  # type: ignore[arg-type]

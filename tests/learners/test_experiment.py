@@ -141,6 +141,8 @@ def test_fingerprint_follows_the_numbers_not_the_names() -> None:
     assert load_config(renamed).fingerprint == base
     assert load_config(tiny(seed=8)).fingerprint != base
     assert load_config(tiny(horizon=HORIZON + 1)).fingerprint != base
+    # the privacy route changes how the units' ledgers are answered, not the units
+    assert load_config(tiny(privacy_route="published")).fingerprint == base
 
 
 def test_default_labels_come_from_the_learner() -> None:
@@ -207,6 +209,8 @@ def _mutate(change: str) -> dict[str, Any]:
         config["instance"] = {"kind": "bernoulli", "arms": 3, "means": [0.2, 0.5]}
     elif change == "missing data file":
         config["instance"] = {"kind": "mslr", "path": "no/such/file.txt", "clusters": 2}
+    elif change == "privacy route":
+        config["privacy_route"] = "exact"
     else:  # pragma: no cover
         raise AssertionError(change)
     return config
@@ -243,6 +247,7 @@ def _mutate(change: str) -> dict[str, Any]:
         ("beta mean", "instance.means[0]"),
         ("arms vs means", "instance.arms"),
         ("missing data file", "instance.path"),
+        ("privacy route", "privacy_route"),
     ],
 )
 def test_invalid_configs_name_the_field(change: str, field: str) -> None:
@@ -357,7 +362,21 @@ def test_outputs_are_complete_and_well_formed(tmp_path: Path) -> None:
         assert lo <= ta["mean"] <= hi
         assert r["pseudo_regret"]["cumulative"]["mean"] == pytest.approx(ta["mean"] * HORIZON)
         assert set(r["realized_regret"]) == {"time_average", "cumulative"}
-        assert {"model", "notion", "epsilon", "delta", "rho", "batches", "statement"} <= set(r["privacy"])
+        privacy = r["privacy"]
+        keys = {
+            "model",
+            "notion",
+            "epsilon",
+            "delta",
+            "batches",
+            "theorem",
+            "theorem_holds",
+            "theorem_epsilon",
+        }
+        assert keys | {"rho", "statement", "message", "releases"} <= set(privacy)
+        # one ledger per released batch size, answered: (n, ε, route)
+        assert [b[0] for b in privacy["batches"]] == r["batch_sizes"]
+        assert [n for n, _ in privacy["releases"]] == r["batch_sizes"]
         assert isinstance(r["bits_per_user_per_batch"], int)
         assert isinstance(r["batch_sizes"], list)
     # the 95% interval is mean ± t_{0.975, R-1} sd / sqrt(R)
@@ -369,6 +388,12 @@ def test_outputs_are_complete_and_well_formed(tmp_path: Path) -> None:
     half = stats.t.ppf(0.975, 2) * np.std(finals_dp, ddof=1) / np.sqrt(3)
     assert results[0]["pseudo_regret"]["time_average"]["half_width"] == pytest.approx(half)
     assert results[4]["privacy"]["epsilon"] == "inf"  # standard JSON: infinities as strings
+    # DP-SE spends ε per release (Laplace(1/ε) on a sum of sensitivity 1); Theorem 2 holds at any ε
+    assert results[0]["privacy"]["epsilon"] == pytest.approx(0.5, rel=1e-12)
+    assert results[3]["privacy"]["theorem_holds"] is True
+    assert results[3]["privacy"]["epsilon"] < results[3]["privacy"]["theorem_epsilon"]
+    releases = sum(k for _, k in results[2]["privacy"]["releases"])
+    assert releases == pytest.approx(results[2]["released_mean"] * results[2]["repetitions"])
     assert results[1]["bits_per_user_per_batch"] == 0  # DP-SE: no protocol
     assert results[3]["bits_per_user_per_batch"] > 0
 

@@ -150,8 +150,20 @@ def test_decode_validation() -> None:
         decode([-1], 2, 3, 2, 11)
     with pytest.raises(ParameterTypeError, match="yhat"):
         decode([1.5], 2, 3, 2, 11)
-    with pytest.raises(ParameterTypeError, match="tau"):
+    with pytest.raises(ParameterError, match="tau"):
         decode([1], 2, 3, 2.5, 11)  # type: ignore[arg-type]
+    with pytest.raises(ParameterTypeError, match="tau"):
+        decode([1], 2, 3, "2", 11)  # type: ignore[arg-type]
+
+
+def test_integers_are_validated_as_accounting_validates_them() -> None:
+    """One validator for dpcert: an integral float is the integer, here as in accounting."""
+    assert decode([5], 2.0, 3, 2, 11).tolist() == decode([5], 2, 3, 2, 11).tolist()  # type: ignore[arg-type]
+    x = rng(1).random((2, 4))
+    assert np.array_equal(encode(x, 4.0, rng(2)), encode(x, 4, rng(2)))  # type: ignore[arg-type]
+    assert protocol_parameters(Variant.POLYA_SHARES, 1.0, 4.0, 100).users == 4  # type: ignore[arg-type]
+    with pytest.raises(ParameterError, match=r"n=4\.5"):
+        decode([5], 4.5, 3, 2, 11)  # type: ignore[arg-type]
 
 
 def test_analyze_multiset_sums_first() -> None:
