@@ -517,3 +517,36 @@ def test_pair_errors() -> None:
         MixturePair(Gaussian(1.0), Fraction(1, 2), 1.0, Fraction(1, 2), 1.0)
     with pytest.raises(ParameterError, match="weight"):
         LatticeMixture(DiscreteGaussian(1.0), Fraction(2), 1)
+
+
+def test_erfc_enclosure_against_higher_precision() -> None:
+    """The one trust placed in :func:`mpmath.erfc` (no interval erfc exists): checked at 3x the bits."""
+    from mpmath import iv
+
+    from accounting._certified import lower, precision, upper
+    from accounting.subsampling import _erfc
+
+    for u in ("0.001", "0.7", "3.3", "9.5", "27.1", "100.3", "1e4"):
+        with precision(30):
+            got = _erfc(iv.mpf(u))
+            width = upper(got) - lower(got)
+            with mp.workprec(3 * iv.prec):
+                exact = mp.erfc(mp.mpf(u))
+            assert lower(got) <= exact <= upper(got)
+            assert width <= exact * mp.ldexp(1, -100)
+
+
+def test_mixed_ledger_of_sampled_and_cited_events() -> None:
+    from accounting import PureDP
+    from accounting.pld import compose_events
+
+    sampled = PoissonSampled(AdditiveNoise(Gaussian(1.0), 1.0), 0.05)
+    cited = PureDP(0.1, "a cited theorem", "add-remove")
+    values = [
+        compose_events([(sampled, k), (cited, 2)], ADD_REMOVE, spacing=2.0**-9, dps=15).epsilon(1e-6)
+        for k in (10, 40)
+    ]
+    assert values[0].hi < values[1].lo
+    alone = compose_events([(sampled, 40)], ADD_REMOVE, spacing=2.0**-9, dps=15).epsilon(1e-6)
+    assert alone.hi < values[1].lo
+    assert values[1].relative_width < 2e-3
