@@ -94,6 +94,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
+from typing import TYPE_CHECKING
 
 import mpmath
 import numpy as np
@@ -125,6 +126,9 @@ from accounting.noise import (
     RenyiPrior,
     Shifted,
 )
+
+if TYPE_CHECKING:
+    from accounting.pld import PrivacyLossDistribution
 
 __all__ = [
     "LatticeMixture",
@@ -1005,6 +1009,22 @@ class _Subsampled:
             For a Poisson-sampled distributed sum under add-remove.
         """
         raise NotImplementedError  # pragma: no cover - every subclass defines it
+
+    def plds(
+        self, neighbouring: Neighbouring | str, spacing: float | None = None, dps: int = DEFAULT_DPS
+    ) -> dict[str, PrivacyLossDistribution]:
+        """The privacy-loss distribution of one release for each direction of ``neighbouring``.
+
+        :meth:`accounting.pld.PrivacyLossDistribution.from_pair` of each dominating pair; a
+        ledger is composed by :func:`accounting.pld.compose_events` (which shares the cells of
+        the two directions and one grid across events).
+        """
+        from accounting.pld import PrivacyLossDistribution  # pld builds on this module
+
+        return {
+            direction: PrivacyLossDistribution.from_pair(pair, spacing, dps)
+            for direction, pair in self.dominating_pairs(neighbouring).items()
+        }
 
     # -- answers ----------------------------------------------------------------------
     def delta(self, epsilon: float, neighbouring: Neighbouring | str, dps: int = DEFAULT_DPS) -> Enclosure:

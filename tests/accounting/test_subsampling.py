@@ -550,3 +550,17 @@ def test_mixed_ledger_of_sampled_and_cited_events() -> None:
     alone = compose_events([(sampled, 40)], ADD_REMOVE, spacing=2.0**-9, dps=15).epsilon(1e-6)
     assert alone.hi < values[1].lo
     assert values[1].relative_width < 2e-3
+
+
+def test_one_pld_per_direction() -> None:
+    event = PoissonSampled(AdditiveNoise(DiscreteGaussian(2.0), 1), 0.3)
+    plds = event.plds(ADD_REMOVE, dps=20)
+    assert set(plds) == {"remove", "add"}
+    for eps in (0.0, 0.4):
+        single = event.delta(eps, ADD_REMOVE, dps=20)
+        assert overlaps(
+            Enclosure(
+                max(p.delta(eps).lo for p in plds.values()), max(p.delta(eps).hi for p in plds.values())
+            ),
+            single,
+        )
