@@ -406,7 +406,8 @@ class Accountant:
 
     def rdp(self, alpha: float) -> float:
         """``Σ count·D_α`` of the events at order ``alpha``, summed exactly and rounded up."""
-        return self._rdp_curve(self._pairs()).at(v.order("alpha", alpha))
+        a = v.order("alpha", alpha)
+        return self._rdp_curve(self._pairs()).at(a) if self._events else 0.0
 
     def _pairs(self) -> list[tuple[Event, Mechanism]]:
         return list(zip(self._events, self._views, strict=True))
