@@ -547,6 +547,11 @@ def protocol_parameters(
                 tau = _ceil(g / e * mp.sqrt(2 * log_2_over_p))
                 share = DiscreteGaussian(_sigma_up(share_variance))
                 privacy = "zCDP (Lemma 4, Kairouz–Liu–Steinke Prop. 13)"
+    if not var.hypotheses_hold(eps):
+        privacy += (
+            f"; Theorem {var.theorem} assumes ε < 1: at ε = {eps:g} its statement does not apply "
+            "(account the released mechanism itself)"
+        )
     m = n * g + 2 * tau + 1
     bits = (m - 1).bit_length()
     return ProtocolParameters(var, eps, n, T, s, g, tau, m, bits, share, server, privacy)

@@ -162,6 +162,9 @@ def test_variants_cite_their_theorems() -> None:
     # the parameters themselves exist at any ε > 0 (the ledger accounts them; the theorem may not)
     p = protocol_parameters(Variant.CENTRAL_LAPLACE, 4.0, 64, 1000)
     assert p.g == math.ceil(4.0 * 8)
+    assert "Theorem 5 assumes ε < 1" in p.privacy
+    assert "assumes" not in protocol_parameters(Variant.CENTRAL_LAPLACE, 0.5, 64, 1000).privacy
+    assert "assumes" not in protocol_parameters(Variant.POLYA_SHARES, 4.0, 64, 1000).privacy
 
 
 def test_search_does_not_stall_on_a_value_exactly_at_the_target() -> None:
