@@ -639,7 +639,7 @@ def load_config(source: str | os.PathLike[str] | Mapping[str, Any], quick: bool 
     delta = _real("delta", data.get("delta", 1e-6), high=1.0)
     privacy_route = data.get("privacy_route", "auto")
     try:
-        mab.privacy_of(mab.make_learner("se"), {}, route=privacy_route)  # the accountant's own check
+        mab.route_name(privacy_route)
     except (ParameterError, ParameterTypeError) as exc:
         raise ConfigError("privacy_route", privacy_route, exc.valid) from exc
 

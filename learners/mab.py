@@ -101,6 +101,7 @@ __all__ = [
     "confidence_radius",
     "make_learner",
     "privacy_of",
+    "route_name",
     "run",
 ]
 
@@ -415,8 +416,14 @@ def _answer(
     return float(answer), route if route.startswith("published") else answer.route
 
 
-def _route(route: object) -> str:
-    """``route`` if the accountant knows it (the accountant's own check, so both agree)."""
+def route_name(route: object) -> str:
+    """``route`` if it names an accountant route (the accountant's own check, so both agree).
+
+    Raises
+    ------
+    ParameterError, ParameterTypeError
+        Naming ``route`` and the valid routes.
+    """
     if not isinstance(route, str):
         raise ParameterTypeError("route", route, "an accounting route name (" + ", ".join(ROUTES) + ")")
     Accountant().epsilon(0.5, route=route)  # an empty ledger answers 0 by any valid route
@@ -455,7 +462,7 @@ def privacy_of(
     d = _real("delta", delta, 0.0, 1.0)
     if d >= 1:
         raise ParameterError("delta", delta, "a probability in (0, 1)")
-    how = _route(route)
+    how = route_name(route)
     if not isinstance(ledgers, Mapping):
         raise ParameterTypeError("ledgers", ledgers, "a mapping of batch size to accounting Accountant")
     sizes = sorted(v.integer("ledgers", n, minimum=1) for n in ledgers)
@@ -938,7 +945,7 @@ def run(
     d = _real("delta", delta, 0.0, 1.0)
     if d >= 1:
         raise ParameterError("delta", delta, "a probability in (0, 1)")
-    how = _route(route)
+    how = route_name(route)
     means = np.stack([np.asarray(inst.means, dtype=np.float64) for inst in insts])
     tables = [RewardTable.draw(inst, gen) for inst, gen in zip(insts, gens, strict=True)]
     st = _State(learner, means, T, rounds, tables)
