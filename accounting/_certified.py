@@ -114,11 +114,6 @@ class Enclosure:
         return replace(self, route=route, candidates=dict(candidates or {route: self.upper}))
 
     @property
-    def value(self) -> Enclosure:
-        """Itself (the answers of older releases wrapped the enclosure in ``.value``)."""
-        return self
-
-    @property
     def upper(self) -> float:
         """``hi`` rounded up to a float: the value to report."""
         return float_up(self.hi)

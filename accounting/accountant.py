@@ -101,7 +101,6 @@ __all__ = [
     "Composed",
     "Event",
     "Neighbouring",
-    "PrivacyAnswer",
     "PublishedBound",
     "SelfComposed",
     "event_from_dict",
@@ -110,9 +109,6 @@ __all__ = [
 
 ROUTES = ("auto", "pld", "rdp", "zcdp", "pure", "published")
 """The routes; ``"published:<name>"`` selects one bound of :data:`PUBLISHED`."""
-
-#: The answer of the Accountant is an :class:`Enclosure` (its ``route`` and ``candidates`` say how).
-PrivacyAnswer = Enclosure
 
 _EVENTS = (
     "an AdditiveNoise, DistributedSum, PureDP, ApproxDP, PoissonSampled, SampledWithoutReplacement, "

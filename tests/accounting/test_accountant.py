@@ -28,7 +28,7 @@ def test_gaussian_1000_fold_tightest_route() -> None:
     answer = Accountant().compose(AdditiveNoise(Gaussian(1.0)), 1000).epsilon(1e-5)
     assert answer.route == "pld"
     assert float(answer) == pytest.approx(633.9298513356146, rel=1e-9)
-    assert answer.value.lo <= 633.9298513356146 <= answer.value.hi * (1 + 1e-15)
+    assert answer.lo <= 633.9298513356146 <= answer.hi * (1 + 1e-15)
 
 
 def test_gaussian_1000_fold_rdp_route() -> None:

@@ -206,8 +206,8 @@ def test_single_pure_dp_is_answered_by_its_own_profile() -> None:
     acc = Accountant().compose(mech)
     answer = acc.epsilon(1e-5)
     assert answer.route == "pld"
-    assert answer.value == mech.epsilon(1e-5, acc.dps)
-    assert acc.delta(0.5).value == mech.delta(0.5, acc.dps)
+    assert answer == mech.epsilon(1e-5, acc.dps)
+    assert acc.delta(0.5) == mech.delta(0.5, acc.dps)
     # The RDP route is a valid upper bound: never below the exact randomized-response ε.
     rdp = acc.epsilon(1e-5, route="rdp")
     with mp.workdps(REF_DPS):
