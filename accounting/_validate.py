@@ -1,4 +1,15 @@
-"""Validation of public parameters: one place, one message format."""
+"""Validation of public parameters: one place, one message format.
+
+Every public boundary of dpcert — the constructors, the learners, the experiment configs and the
+three command lines — checks its inputs with these functions, so one rule has one wording: the
+message names the parameter, the value received and what is valid (:class:`ParameterError`,
+:class:`ParameterTypeError`).
+
+**Size limits.** A few quantities have a ceiling beyond which the work cannot finish (or the
+arithmetic leaves the float range); :func:`count` and :func:`at_most` refuse them *before* the
+work starts, and the message gives the limit and the reason. The limits are module constants
+(:data:`MAX_COUNT`, ...), so a caller quotes the same number the check uses.
+"""
 
 from __future__ import annotations
 
@@ -12,12 +23,29 @@ from accounting.errors import ParameterError, ParameterTypeError
 
 Real = float | int | Fraction | mpmath.mpf
 
+#: The largest count of repeated work dpcert accepts: compositions of a ledger entry, users of
+#: a batch, repetitions, samples. 10^18 (about 2^60) keeps every count an int64 for numpy, and
+#: is far beyond any privacy analysis or run; the exact composition of lattice mechanisms squares
+#: once per binary digit of the count on a grid that widens with it, and stops finishing in
+#: minutes near 10^24.
+MAX_COUNT = 10**18
+
+#: Why :data:`MAX_COUNT` exists (appended to the message of a refused count).
+COUNT_REASON = "counts above 10^18 do not fit the int64 arrays of the computation, whose work grows with them"
+
 
 def real(name: str, value: object) -> float:
-    """Return ``value`` as a finite float, or raise naming ``name``."""
+    """Return ``value`` as a finite float, or raise naming ``name``.
+
+    A number too large for a float (``Fraction(10**400)``, ``10**400``) is refused as not
+    finite instead of escaping as an :class:`OverflowError`.
+    """
     if isinstance(value, bool) or not isinstance(value, numbers.Real | mpmath.mpf):
         raise ParameterTypeError(name, value, "a real number")
-    as_float = float(value)
+    try:
+        as_float = float(value)
+    except OverflowError:
+        raise ParameterError(name, value, "a finite real number (this one exceeds the float range)") from None
     if not math.isfinite(as_float):
         raise ParameterError(name, value, "a finite real number")
     return as_float
@@ -39,6 +67,19 @@ def nonnegative(name: str, value: object) -> float:
     return v
 
 
+def nonnegative_or_inf(name: str, value: object) -> float:
+    """A real ``>= 0``, or ``+inf`` (a claim of no guarantee)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real | mpmath.mpf):
+        raise ParameterTypeError(name, value, "a real number >= 0 (or inf)")
+    try:
+        v = float(value)
+    except OverflowError:
+        v = math.inf
+    if math.isnan(v) or not v >= 0:
+        raise ParameterError(name, value, "a real number >= 0 (or inf)")
+    return v
+
+
 def open_unit(name: str, value: object) -> float:
     """A real in the open interval (0, 1), for example a δ or a probability β."""
     v = real(name, value)
@@ -47,33 +88,118 @@ def open_unit(name: str, value: object) -> float:
     return v
 
 
-def integer(name: str, value: object, *, minimum: int | None = None) -> int:
-    """An integer (``int`` or an integral numpy integer), optionally ``>= minimum``.
+def interval(
+    name: str,
+    value: object,
+    low: float,
+    high: float,
+    *,
+    low_open: bool = True,
+    high_open: bool = False,
+    why: str = "",
+) -> float:
+    """A finite real in the interval from ``low`` to ``high`` (open or closed at each end).
 
-    Floats are refused even when integral-valued in principle, except that a float
-    that is exactly an integer (``2.0``) is accepted: it is what a user typing
-    ``sensitivity=2.0`` means.
+    ``why`` is appended to the message (the reason of a limit that is not mathematical).
     """
-    if isinstance(value, bool):
-        raise ParameterTypeError(name, value, "an integer")
-    if isinstance(value, numbers.Integral):
-        v = int(value)
-    elif isinstance(value, numbers.Real) and math.isfinite(float(value)) and float(value).is_integer():
-        v = int(float(value))
-    elif isinstance(value, numbers.Real):
-        raise ParameterError(name, value, "an integer" + (f" >= {minimum}" if minimum is not None else ""))
-    else:
-        raise ParameterTypeError(name, value, "an integer")
-    if minimum is not None and v < minimum:
-        raise ParameterError(name, value, f"an integer >= {minimum}")
+    v = real(name, value)
+    above = v > low if low_open else v >= low
+    below = v < high if high_open else v <= high
+    if not (above and below):
+        reason = f" ({why})" if why else ""
+        if math.isinf(high):
+            where = f"{'>' if low_open else '>='} {low:g}"
+            raise ParameterError(name, value, f"a finite real number {where}{reason}")
+        lo = "(" if low_open else "["
+        hi = ")" if high_open else "]"
+        raise ParameterError(name, value, f"a real number in {lo}{low:g}, {high:g}{hi}{reason}")
     return v
+
+
+def _exact_integer(value: object) -> int | None:
+    """``value`` as an ``int`` if it is exactly an integer, ``None`` if it is a non-integral number.
+
+    Exact: a :class:`~fractions.Fraction` is integral only with denominator 1 (never by rounding
+    through a float, which would turn ``Fraction(2**60 + 1, 2)`` into an integer), a float only if
+    it has no fractional part (every float >= 2^53 is the integer it stores).
+    """
+    if isinstance(value, numbers.Integral):
+        return int(value)
+    if isinstance(value, numbers.Rational):
+        return int(value.numerator) if value.denominator == 1 else None
+    if isinstance(value, mpmath.mpf):
+        if not mpmath.isfinite(value):
+            return None
+        return int(value) if value == mpmath.floor(value) else None
+    if isinstance(value, numbers.Real):
+        x = float(value)
+        if not math.isfinite(x) or not x.is_integer():
+            return None
+        return int(x)
+    raise TypeError
+
+
+def _integer_range(minimum: int | None, maximum: int | None) -> str:
+    if minimum is not None and maximum is not None:
+        return f"an integer in [{minimum}, {maximum}]"
+    if minimum is not None:
+        return f"an integer >= {minimum}"
+    if maximum is not None:
+        return f"an integer <= {maximum}"
+    return "an integer"
+
+
+def integer(
+    name: str, value: object, *, minimum: int | None = None, maximum: int | None = None, why: str = ""
+) -> int:
+    """An integer (``int``, a numpy integer, an integral ``Fraction``), in ``[minimum, maximum]``.
+
+    A float (or ``mpmath.mpf``) that is exactly an integer (``2.0``) is accepted: it is what a user
+    typing ``sensitivity=2.0`` means. Nothing is ever rounded: ``2.5`` or ``Fraction(7, 2)`` is
+    refused (rounding a count down would be optimistic). ``why`` is appended to the message of a
+    value above ``maximum`` (the reason of the limit).
+    """
+    if isinstance(value, bool) or not isinstance(value, numbers.Real | mpmath.mpf):
+        raise ParameterTypeError(name, value, "an integer")
+    v = _exact_integer(value)
+    valid = _integer_range(minimum, maximum)
+    if v is None or (minimum is not None and v < minimum):
+        raise ParameterError(name, _short(value), valid)
+    if maximum is not None and v > maximum:
+        raise ParameterError(name, _short(value), valid + (f" ({why})" if why else ""))
+    return v
+
+
+def count(name: str, value: object, *, minimum: int = 1, maximum: int = MAX_COUNT) -> int:
+    """A count of repeated work (compositions, users, repetitions, samples): an integer in
+    ``[minimum, MAX_COUNT]``; above :data:`MAX_COUNT` the message says why."""
+    why = COUNT_REASON if maximum == MAX_COUNT else ""
+    return integer(name, value, minimum=minimum, maximum=maximum, why=why)
+
+
+def at_most(name: str, value: float, limit: float, why: str) -> float:
+    """``value`` (already validated) if it is ``<= limit``, else a :class:`ParameterError` saying why."""
+    if not value <= limit:
+        raise ParameterError(name, value, f"a value <= {limit:g} ({why})")
+    return value
+
+
+def _short(value: object) -> object:
+    """A huge integer shown as ``10**k``-sized text instead of hundreds of digits."""
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) > 10**30:
+        digits = len(str(abs(value)))
+        return f"{'-' if value < 0 else ''}<an integer of {digits} digits>"
+    return value
 
 
 def order(name: str, value: object, *, allow_inf: bool = True) -> float:
     """A Rényi order α: a real ``> 1``, or ``inf`` when ``allow_inf``."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real | mpmath.mpf):
         raise ParameterTypeError(name, value, "a real number > 1")
-    v = float(value)
+    try:
+        v = float(value)
+    except OverflowError:  # a huge Fraction or int: an order beyond every float
+        v = math.inf
     if math.isnan(v) or not v > 1:
         raise ParameterError(name, value, "a real number > 1" + (" or inf" if allow_inf else ""))
     if math.isinf(v) and not allow_inf:
@@ -83,7 +209,10 @@ def order(name: str, value: object, *, allow_inf: bool = True) -> float:
 
 def dps(name: str, value: object) -> int:
     """A working precision in decimal digits: an integer in [5, 1000]."""
-    v = integer(name, value, minimum=5)
-    if v > 1000:
-        raise ParameterError(name, value, "an integer in [5, 1000]")
-    return v
+    return integer(name, value, minimum=5, maximum=1000)
+
+
+def seed(name: str, value: object) -> int:
+    """A seed of :class:`numpy.random.SeedSequence`: an integer in ``[0, 2^128)``."""
+    why = "numpy seeds are non-negative 128-bit integers"
+    return integer(name, value, minimum=0, maximum=2**128 - 1, why=why)

@@ -4,6 +4,21 @@ Subcommands ``epsilon``, ``delta``, ``rdp``, ``calibrate``, ``protocol``, ``shuf
 ``shuffle-protocol``, ``ledger`` and ``demo``, each with ``--json``. Invalid input exits with status 2 and a
 one-line message naming the bad option.
 
+This module also holds what the three command lines (``dp-account``, ``dp-audit``, ``dp-regret``)
+share — the contract of :func:`run`:
+
+* every option is checked by the validators of :mod:`accounting._validate` (:func:`checked`), so a
+  bad value gets the same wording as in the library, and a count above its limit is refused before
+  any work with the limit and the reason;
+* invalid input exits with status 2 and one line on stderr naming the option, never a traceback:
+  library errors, unreadable files, and — as a last resort — arithmetic that leaves the float range
+  (the message then lists the options given); an unexpected bug is one line with status 1
+  (``DPCERT_DEBUG=1`` shows its traceback);
+* ``--json`` prints strict JSON (:func:`json_text`, ``allow_nan=False``): an infinite value is the
+  string ``"inf"`` (or ``"-inf"``), the one convention of the three command lines;
+* a closed pipe (``dp-account ... | head``) ends quietly; Ctrl-C exits with status 130;
+* ``--version`` prints the package version.
+
 ``dp-account demo`` prints, for a few target ε at one δ, the exact ε(δ) of discrete noise
 sized by the classic recipes next to what the best published closed form claims for the
 same noise, so one sees how much exact accounting saves.
@@ -12,18 +27,24 @@ same noise, so one sees how much exact accounting saves.
 from __future__ import annotations
 
 import argparse
+import enum
 import json
 import math
+import os
 import sys
-from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass
+import warnings
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass, is_dataclass
 from fractions import Fraction
-from typing import Any, NoReturn
+from typing import Any, NoReturn, TypeVar
 
+import mpmath
+import numpy as np
 from mpmath import mp
 
+from accounting import _validate as v
 from accounting import bounds, shuffle
-from accounting._certified import float_down
+from accounting._certified import Enclosure, float_down
 from accounting.accountant import PUBLISHED, ROUTES, Accountant, EventLike, mechanism_to_dict, noise_to_dict
 from accounting.calibration import (
     FAMILIES,
@@ -34,7 +55,14 @@ from accounting.calibration import (
     shuffle_sum_parameters,
 )
 from accounting.conversion import rdp_to_dp, zcdp_to_dp_cks
-from accounting.errors import AccountingError, ParameterError, ParameterTypeError, UnsupportedEventError
+from accounting.divergence import MAX_POINTS
+from accounting.errors import (
+    AccountingError,
+    ParameterError,
+    ParameterTypeError,
+    UnsupportedError,
+    UnsupportedEventError,
+)
 from accounting.mechanisms import AdditiveNoise, DistributedSum, Mechanism
 from accounting.neighbouring import Neighbouring
 from accounting.noise import (
@@ -43,10 +71,13 @@ from accounting.noise import (
     DiscreteLaplace,
     Gaussian,
     Laplace,
+    LatticeNoise,
     NoiseDistribution,
     Polya,
     Skellam,
 )
+
+T = TypeVar("T")
 
 _INTEGER_ORDERS = range(2, 2001)
 
@@ -78,46 +109,62 @@ def demo_rows(epsilons: Sequence[float], delta: float, users: int = 10, dps: int
     for every ε only as a size) for the Skellam variance, the discrete Gaussian and, split
     over ``users`` shares, the sum of discrete Gaussians.
     """
+    n = v.count("users", users)
+    d = v.open_unit("delta", delta)
     rows: list[DemoRow] = []
     for eps in epsilons:
-        sigma = math.sqrt(2 * math.log(1.25 / delta)) / eps
-        share = sigma / math.sqrt(users)
-        if share >= 0.5:
-            kls_name = "KLS21 Prop 13 + Lemma 10"
-            kls_rho = bounds.sum_discrete_gaussians_rho_kls(share, users)
-        else:  # KLS needs σ >= 1/2: fall back on one share's CKS bound (post-processing)
-            kls_name = "CKS20, one share + Lemma 10"
-            kls_rho = bounds.discrete_gaussian_rho_cks(share)
-        skellam_curve = ((a, bounds.skellam_rdp_akl(a, sigma**2)) for a in _INTEGER_ORDERS)
-        cases: list[tuple[str, Mechanism, str, float]] = [
-            (
-                f"DiscreteLaplace(scale={1 / eps:.4g})",
-                AdditiveNoise(DiscreteLaplace(1 / eps)),
-                "pure ε (Fact 3)",
-                bounds.discrete_laplace_pure_epsilon(1 / eps),
-            ),
-            (
-                f"Skellam(variance={sigma**2:.4g})",
-                AdditiveNoise(Skellam(sigma**2)),
-                "AKL21 Thm 3.5 + Lemma 10",
-                rdp_to_dp(skellam_curve, delta),
-            ),
-            (
-                f"DiscreteGaussian(sigma={sigma:.4g})",
-                AdditiveNoise(DiscreteGaussian(sigma)),
-                "CKS20 zCDP + Lemma 10",
-                zcdp_to_dp_cks(bounds.discrete_gaussian_rho_cks(sigma), delta),
-            ),
-            (
-                f"{users} x DiscreteGaussian(sigma={share:.4g})",
-                DistributedSum(DiscreteGaussian(share), users),
-                kls_name,
-                zcdp_to_dp_cks(kls_rho, delta),
-            ),
-        ]
-        for name, mech, bound_name, bound_eps in cases:
-            exact = mech.epsilon(delta, dps)
-            rows.append(DemoRow(eps, name, bound_name, bound_eps, exact.upper, exact.digits()))
+        try:
+            rows += _demo_rows_at(v.positive("epsilons", eps), d, n, dps)
+        except AccountingError as err:
+            # The recipes size noise from ε: an ε far from 1 sizes noise no route can account.
+            valid = f"a target ε whose recipe noise can be accounted ({err})"
+            raise ParameterError("epsilons", eps, valid) from None
+    return rows
+
+
+def _demo_rows_at(eps: float, delta: float, users: int, dps: int) -> list[DemoRow]:
+    rows: list[DemoRow] = []
+    sigma = math.sqrt(2 * math.log(1.25 / delta)) / eps
+    variance = sigma * sigma  # inf (refused by Skellam) where ** would raise OverflowError
+    share = sigma / math.sqrt(users)
+    if share >= 0.5:
+        kls_name = "KLS21 Prop 13 + Lemma 10"
+        kls_rho = bounds.sum_discrete_gaussians_rho_kls(share, users)
+    else:  # KLS needs σ >= 1/2: fall back on one share's CKS bound (post-processing)
+        kls_name = "CKS20, one share + Lemma 10"
+        kls_rho = bounds.discrete_gaussian_rho_cks(share)
+    skellam_curve = ((a, bounds.skellam_rdp_akl(a, variance)) for a in _INTEGER_ORDERS)
+    cases: list[tuple[str, Mechanism, str, float]] = [
+        (
+            f"DiscreteLaplace(scale={1 / eps:.4g})",
+            AdditiveNoise(DiscreteLaplace(1 / eps)),
+            "pure ε (Fact 3)",
+            bounds.discrete_laplace_pure_epsilon(1 / eps),
+        ),
+        (
+            f"Skellam(variance={variance:.4g})",
+            AdditiveNoise(Skellam(variance)),
+            "AKL21 Thm 3.5 + Lemma 10",
+            rdp_to_dp(skellam_curve, delta),
+        ),
+        (
+            f"DiscreteGaussian(sigma={sigma:.4g})",
+            AdditiveNoise(DiscreteGaussian(sigma)),
+            "CKS20 zCDP + Lemma 10",
+            zcdp_to_dp_cks(bounds.discrete_gaussian_rho_cks(sigma), delta),
+        ),
+        (
+            f"{users} x DiscreteGaussian(sigma={share:.4g})",
+            DistributedSum(DiscreteGaussian(share), users),
+            kls_name,
+            zcdp_to_dp_cks(kls_rho, delta),
+        ),
+    ]
+    for name, mech, bound_name, bound_eps in cases:
+        exact = mech.epsilon(delta, dps)
+        if not math.isfinite(exact.upper):
+            raise AccountingError(f"the exact ε of {name} is not finite")
+        rows.append(DemoRow(eps, name, bound_name, bound_eps, exact.upper, exact.digits()))
     return rows
 
 
@@ -142,7 +189,7 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     rows = demo_rows(args.epsilons, args.delta, users=args.users, dps=args.dps)
     if args.json:
         table = [asdict(r) | {"saving": r.saving} for r in rows]
-        print(json.dumps({"delta": args.delta, "rows": table}, indent=2))
+        print(json_text({"delta": args.delta, "rows": table}))
     else:
         _print_table(rows, args.delta)
     return 0
@@ -151,14 +198,40 @@ def _cmd_demo(args: argparse.Namespace) -> int:
 _NOISES = ("gaussian", "laplace", "discrete-laplace", "discrete-gaussian", "skellam", "polya", "binomial")
 
 
+#: The option giving each noise's parameter (``--noise KIND`` takes this one and no other).
+NOISE_PARAMETERS = {
+    "gaussian": "sigma",
+    "laplace": "scale",
+    "discrete-laplace": "scale",
+    "discrete-gaussian": "sigma",
+    "skellam": "variance",
+    "polya": "beta",
+    "binomial": "trials",
+}
+
+
 def noise_from_arguments(args: argparse.Namespace) -> NoiseDistribution:
-    """The noise (each user's share when ``--users`` > 1) named by the options."""
+    """The noise (each user's share when ``--users`` > 1) named by the options.
+
+    Exactly the option of :data:`NOISE_PARAMETERS` for ``--noise`` must be given: another noise's
+    parameter (``--sigma`` with ``--noise skellam``) is an error, not silently ignored.
+    """
     kind = args.noise
+    wanted = NOISE_PARAMETERS[kind]
+    for option in sorted(set(NOISE_PARAMETERS.values()) - {wanted}):
+        if getattr(args, option, None) is not None:
+            raise ParameterError(
+                f"--{option}",
+                getattr(args, option),
+                f"not given with --noise {kind}, whose parameter is --{wanted} (--{option} belongs to "
+                + ", ".join(f"--noise {k}" for k, o in NOISE_PARAMETERS.items() if o == option)
+                + ")",
+            )
 
     def need(option: str) -> float:
         value = getattr(args, option)
         if value is None:
-            raise AccountingError(f"--noise {kind} needs --{option}")
+            raise ParameterError(f"--{option}", None, f"a value: --noise {kind} needs --{option}")
         return float(value)
 
     if kind == "gaussian":
@@ -178,8 +251,21 @@ def noise_from_arguments(args: argparse.Namespace) -> NoiseDistribution:
     raise ParameterError("--noise", kind, "one of " + ", ".join(_NOISES))  # pragma: no cover
 
 
+def lattice_sensitivity(noise: NoiseDistribution, sensitivity: float) -> float:
+    """``--sensitivity`` checked against the noise: at most :data:`MAX_LATTICE_SHIFT` for lattice noise."""
+    if isinstance(noise, LatticeNoise) and sensitivity > MAX_LATTICE_SHIFT:
+        raise ParameterError(
+            "--sensitivity",
+            sensitivity,
+            f"at most {MAX_LATTICE_SHIFT} for lattice noise (the exact sums over the lattice shift by the "
+            "sensitivity point by point, and no sum holds more points than that)",
+        )
+    return sensitivity
+
+
 def _mechanism(args: argparse.Namespace) -> Mechanism:
     share = noise_from_arguments(args)
+    lattice_sensitivity(share, args.sensitivity)
     if args.users > 1:
         if isinstance(share, Gaussian) and _relation(args) is Neighbouring.ADD_REMOVE:
             raise UnsupportedEventError(
@@ -221,11 +307,25 @@ _NOISE_OPTIONS = (
 
 
 def _emit(args: argparse.Namespace, record: dict[str, object], text: str) -> int:
-    if args.json:
-        print(json.dumps(record, indent=2, default=str))
-    else:
-        print(text)
+    print(json_text(record) if args.json else text)
     return 0
+
+
+def _certified(asked: str, answer: Enclosure) -> str:
+    """The text of a certified answer: its upper end, or ``inf`` when it is unbounded.
+
+    An upper end that is infinite while the lower end is finite is no answer (the computation
+    could not bound it, or the value exceeds the float range): it is refused, never printed.
+    """
+    if math.isfinite(answer.upper):
+        return repr(answer.upper)
+    if answer.lo == mpmath.inf:
+        return f"inf (unbounded: no finite {asked} holds)"
+    raise AccountingError(
+        f"no finite certified {asked} for these options: the certified enclosure is "
+        f"[{answer.lower!r}, inf] (the value exceeds the float range, or the route could not bound "
+        "it; try another --route)"
+    )
 
 
 def _relation(args: argparse.Namespace) -> Neighbouring:
@@ -256,6 +356,7 @@ def _answer(args: argparse.Namespace, asked: str, given: str) -> int:
     acc = _ledger(args, mech)
     at = getattr(args, given)
     answer = acc.epsilon(at, args.route) if asked == "epsilon" else acc.delta(at, args.route)
+    shown = _certified(asked, answer)
     record: dict[str, object] = {
         "command": asked,
         "inputs": _inputs(args, (*_NOISE_OPTIONS, given, "route")),
@@ -266,7 +367,7 @@ def _answer(args: argparse.Namespace, asked: str, given: str) -> int:
         "candidates": answer.candidates,
         "dps": args.dps,
     } | _describe(mech)
-    text = f"{asked} = {answer.upper!r} at {given} = {at:g} (route {answer.route}; rounded up)"
+    text = f"{asked} = {shown} at {given} = {at:g} (route {answer.route}; rounded up)"
     return _emit(args, record, text + _total_line(mech))
 
 
@@ -282,14 +383,36 @@ def _cmd_rdp(args: argparse.Namespace) -> int:
     mech = _mechanism(args)
     acc = _ledger(args, mech)
     values = {str(a): acc.rdp(a) for a in args.alpha}  # the ledger's one sum, rounded up
+    shown = {a: _rdp_text(args, mech, float(a), x) for a, x in values.items()}
     record: dict[str, object] = {
         "command": "rdp",
         "inputs": _inputs(args, (*_NOISE_OPTIONS, "alpha")),
         "rdp": values,
         "dps": args.dps,
     } | _describe(mech)
-    text = "\n".join(f"rdp({a}) = {x!r}" for a, x in values.items())
+    text = "\n".join(f"rdp({a}) = {x}" for a, x in shown.items())
     return _emit(args, record, text + _total_line(mech))
+
+
+def _rdp_text(args: argparse.Namespace, mech: Mechanism, alpha: float, value: float) -> str:
+    """One RDP value as text; an infinite one is shown only when the divergence is unbounded.
+
+    The ledger's sum takes an order its exact sum refuses as ``inf`` (sound for optimising over
+    orders, no answer for one asked order): the mechanism is asked again for the reason.
+    """
+    if math.isfinite(value):
+        return repr(value)
+    if getattr(args, "sampling_rate", None) is None:
+        try:
+            exact = mech.under(_relation(args)).rdp(alpha, args.dps)
+        except UnsupportedEventError:
+            raise
+        except UnsupportedError as err:
+            valid = f"an order whose Rényi divergence can be certified ({err})"
+            raise ParameterError("--alpha", alpha, valid) from None
+        if exact.lo == mpmath.inf:
+            return "inf (unbounded)"
+    raise ParameterError("--alpha", alpha, "an order with a finite certified Rényi divergence")
 
 
 def _total_line(mech: Mechanism) -> str:
@@ -327,7 +450,8 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
         record["share"] = noise_to_dict(cal.share)
     text = (
         f"{family}: {cal.parameter} = {cal.value!r} (rounded toward more noise)\n"
-        f"certified epsilon = {cal.epsilon.upper!r} <= {args.epsilon:g} at delta = {args.delta:g} "
+        f"certified epsilon = {_certified('epsilon', cal.epsilon)} <= {args.epsilon:g} "
+        f"at delta = {args.delta:g} "
         f"over {args.compositions} composition(s) (route {cal.route})"
     )
     if cal.share is not None:
@@ -423,16 +547,19 @@ def _cmd_shuffle_protocol(args: argparse.Namespace) -> int:
 
 def _cmd_ledger(args: argparse.Namespace) -> int:
     """Re-account a saved ledger (``Accountant.to_json`` output, e.g. a dp-regret run's)."""
+    if (args.delta is None) == (args.epsilon is None):
+        raise ParameterError("--delta/--epsilon", None, "exactly one of --delta or --epsilon")
     try:
         with open(args.file, encoding="utf-8") as handle:
             text = handle.read()
     except OSError as err:
-        raise ParameterError("FILE", args.file, f"a readable ledger file ({err.strerror})") from None
+        raise ParameterError("FILE", args.file, f"a readable ledger file ({err.strerror or err})") from None
     except UnicodeDecodeError:
         raise ParameterError("FILE", args.file, "a UTF-8 JSON ledger file") from None
-    acc = Accountant.from_json(text)
-    if (args.delta is None) == (args.epsilon is None):
-        raise ParameterError("--delta/--epsilon", None, "exactly one of --delta or --epsilon")
+    try:
+        acc = Accountant.from_json(text)
+    except (AccountingError, ParameterTypeError) as err:
+        raise AccountingError(f"{args.file}: not a valid ledger: {err}") from None
     asked, given = ("epsilon", "delta") if args.delta is not None else ("delta", "epsilon")
     at = getattr(args, given)
     answer = acc.epsilon(at, args.route) if asked == "epsilon" else acc.delta(at, args.route)
@@ -448,47 +575,84 @@ def _cmd_ledger(args: argparse.Namespace) -> int:
         "candidates": answer.candidates,
     }
     text_out = (
-        f"{asked} = {answer.upper!r} at {given} = {at:g} (route {answer.route}; rounded up) "
+        f"{asked} = {_certified(asked, answer)} at {given} = {at:g} (route {answer.route}; rounded up) "
         f"for {len(acc.ledger)} event(s) under {acc.neighbouring.value}"
     )
     return _emit(args, record, text_out)
 
 
+# -- option values, checked by accounting._validate -----------------------------------------
+
+
+def _parse_real(text: str) -> float:
+    try:
+        return float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+
+
+def _parse_integer(text: str) -> int | Fraction:
+    """The exact number ``text`` names (``1e3`` and ``2.0`` are integers, ``2.5`` is not)."""
+    try:
+        return int(text)
+    except ValueError:
+        pass
+    try:
+        return Fraction(text.strip())
+    except (ValueError, ZeroDivisionError):
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+
+
+def checked(check: Callable[..., T], *, integer: bool = False, **limits: Any) -> Callable[[str], T]:
+    """An argparse ``type=``: parse the text, then ``check(name, value, **limits)`` from
+    :mod:`accounting._validate`, whose message (what is valid) becomes argparse's one-line error."""
+
+    def convert(text: str) -> T:
+        value: object = _parse_integer(text) if integer else _parse_real(text)
+        try:
+            return check("", value, **limits)
+        except (ParameterError, ParameterTypeError) as err:
+            raise argparse.ArgumentTypeError(f"{text!r} is invalid: expected {err.valid}") from None
+
+    convert.__name__ = getattr(check, "__name__", "value")  # argparse names the type in some errors
+    return convert
+
+
 def parse_number(
     text: str, convert: Callable[[str], float], valid: Callable[[float], bool], what: str
 ) -> Any:
-    """``convert(text)`` if it satisfies ``valid``, else an argparse error saying ``what`` it must be."""
+    """``convert(text)`` if it satisfies ``valid``, else an argparse error saying ``what`` it must be.
+
+    Prefer :func:`checked` (the library's validators); this remains for callers outside dpcert.
+    """
     try:
         value = convert(text)
-    except ValueError:
+    except (ValueError, OverflowError):
         raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
     if not valid(value):
         raise argparse.ArgumentTypeError(f"{text!r} must be {what}")
     return value
 
 
-def _positive_float(text: str) -> float:
-    return float(parse_number(text, float, lambda v: math.isfinite(v) and v > 0, "a finite number > 0"))
+#: The largest sensitivity (a shift on the lattice) the command lines accept for lattice noise.
+MAX_LATTICE_SHIFT = MAX_POINTS
+#: The largest sensitivity for continuous noise: 2^53, below which a float holds every integer.
+MAX_SENSITIVITY = 2.0**53
 
-
-def _nonnegative_float(text: str) -> float:
-    return float(parse_number(text, float, lambda v: math.isfinite(v) and v >= 0, "a finite number >= 0"))
-
-
-def _positive_int(text: str) -> int:
-    return int(parse_number(text, int, lambda v: v >= 1, "an integer >= 1"))
-
-
-def _order(text: str) -> float:
-    return float(parse_number(text, float, lambda v: v > 1, "a number > 1 (or inf)"))
-
-
-def _rate(text: str) -> float:
-    return float(parse_number(text, float, lambda v: 0 < v <= 1, "a sampling rate q in (0, 1]"))
-
-
-def _unit_float(text: str) -> float:
-    return float(parse_number(text, float, lambda v: 0 < v < 1, "in the open interval (0, 1)"))
+_positive_float = checked(v.positive)
+_nonnegative_float = checked(v.nonnegative)
+_positive_int = checked(v.count, integer=True)
+_order = checked(v.order)
+_rate = checked(v.interval, low=0.0, high=1.0)
+_unit_float = checked(v.open_unit)
+_dps = checked(v.dps, integer=True)
+_sensitivity = checked(
+    v.interval,
+    low=0.0,
+    high=MAX_SENSITIVITY,
+    why="2^53: a float holds every integer up to it, and larger sensitivities leave the float range of "
+    "the derived noise",
+)
 
 
 def add_noise_arguments(cmd: argparse.ArgumentParser) -> None:
@@ -507,8 +671,24 @@ def add_noise_arguments(cmd: argparse.ArgumentParser) -> None:
 class Parser(argparse.ArgumentParser):
     """An argument parser whose errors are one line (``prog: error: ...``), exit status 2."""
 
+    def add_version(self) -> None:
+        """``--version``: the program and the package version (:func:`package_version`)."""
+        self.add_argument("--version", action="version", version=f"%(prog)s {package_version()}")
+
     def error(self, message: str) -> NoReturn:
-        self.exit(2, f"{self.prog}: error: {message}\n")
+        self.exit(2, f"{self.prog}: error: {' '.join(message.split())}\n")
+
+
+def package_version() -> str:
+    """The installed version of dpcert (its package metadata), else the source's."""
+    from importlib import metadata
+
+    try:
+        return metadata.version("dpcert")
+    except metadata.PackageNotFoundError:  # pragma: no cover - running from a source tree
+        from accounting import __version__
+
+        return __version__
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -516,14 +696,17 @@ def build_parser() -> argparse.ArgumentParser:
         prog="dp-account",
         description="Certified privacy accounting for discrete (and continuous) noise.",
     )
+    parser.add_version()
     sub = parser.add_subparsers(dest="command", required=True)
     demo = sub.add_parser("demo", help="exact ε versus the published bounds, for a few noise sizes")
     demo.add_argument("--delta", type=_unit_float, default=1e-6, help="δ in (0, 1) (default 1e-6)")
     demo.add_argument(
         "--epsilons", type=_positive_float, nargs="+", default=[0.1, 0.5, 1.0, 5.0], help="target ε values"
     )
-    demo.add_argument("--users", type=int, default=10, help="shares in the distributed row (default 10)")
-    demo.add_argument("--dps", type=int, default=20, help="working precision in digits (default 20)")
+    demo.add_argument(
+        "--users", type=_positive_int, default=10, help="shares in the distributed row (default 10)"
+    )
+    demo.add_argument("--dps", type=_dps, default=20, help="working precision in digits (default 20)")
     demo.add_argument("--json", action="store_true", help="print JSON instead of a table")
     demo.set_defaults(func=_cmd_demo)
 
@@ -534,7 +717,7 @@ def build_parser() -> argparse.ArgumentParser:
     def common(cmd: argparse.ArgumentParser, users: bool = True, sampling: bool = True) -> None:
         if users:
             cmd.add_argument("--users", type=_positive_int, default=1, help="users adding shares (default 1)")
-        cmd.add_argument("--sensitivity", type=_positive_float, default=1, help="sensitivity Δ (default 1)")
+        cmd.add_argument("--sensitivity", type=_sensitivity, default=1, help="sensitivity Δ (default 1)")
         cmd.add_argument(
             "--compositions", type=_positive_int, default=1, help="releases composed (default 1)"
         )
@@ -566,9 +749,7 @@ def build_parser() -> argparse.ArgumentParser:
                 choices=("poisson", "fixed"),
                 help="poisson (default) or fixed-size batches without replacement",
             )
-        cmd.add_argument(
-            "--dps", type=_positive_int, default=20, help="working precision in digits (default 20)"
-        )
+        cmd.add_argument("--dps", type=_dps, default=20, help="working precision in digits (default 20)")
         cmd.add_argument("--json", action="store_true", help="print one JSON object")
 
     eps_cmd = sub.add_parser("epsilon", help="the certified ε at a δ")
@@ -594,7 +775,9 @@ def build_parser() -> argparse.ArgumentParser:
     cal_cmd.set_defaults(func=_cmd_calibrate, dps=15)
 
     proto = sub.add_parser("protocol", help="parameters of Theorems 1-6 of the distributed MAB paper")
-    proto.add_argument("--theorem", type=int, choices=range(1, 7), required=True, help="1..6")
+    proto.add_argument(
+        "--theorem", type=checked(v.integer, integer=True, minimum=1, maximum=6), required=True, help="1..6"
+    )
     proto.add_argument("--epsilon", type=_positive_float, required=True, help="ε > 0")
     proto.add_argument("--users", type=_positive_int, required=True, help="users in the batch, n = l(b)")
     proto.add_argument("--horizon", type=_positive_int, required=True, help="horizon T")
@@ -642,15 +825,151 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def run(parser: argparse.ArgumentParser, argv: Sequence[str] | None) -> int:
-    """Parse ``argv`` and run the chosen subcommand; a library error is one line and status 2."""
-    args = parser.parse_args(argv)
+# -- the contract of the three command lines -------------------------------------------------
+
+
+def json_ready(value: Any) -> Any:
+    """Data for strict JSON: dataclasses, mappings, sequences, numpy and mpmath scalars, enums.
+
+    The one convention of the three command lines for infinities: ``+inf`` is the string ``"inf"``
+    and ``-inf`` the string ``"-inf"``. NaN is left as it is, so :func:`json_text` refuses it
+    (``allow_nan=False``): a NaN in an answer is a bug to see, not a value to print.
+    """
+    if is_dataclass(value) and not isinstance(value, type):
+        return json_ready(asdict(value))
+    if isinstance(value, Mapping):
+        return {str(k): json_ready(x) for k, x in value.items()}
+    if isinstance(value, list | tuple):
+        return [json_ready(x) for x in value]
+    if isinstance(value, enum.Enum):
+        return json_ready(value.value)
+    if isinstance(value, np.generic):
+        return json_ready(value.item())
+    if isinstance(value, mpmath.mpf):
+        return json_ready(float(value))
+    if isinstance(value, bool | int | str) or value is None:
+        return value
+    if isinstance(value, float):
+        if math.isinf(value):
+            return "inf" if value > 0 else "-inf"
+        return value
+    return str(value)
+
+
+def json_text(record: Any) -> str:
+    """``record`` as strict JSON (:func:`json_ready`; ``allow_nan=False``, so a slip fails loudly)."""
+    return json.dumps(json_ready(record), indent=2, allow_nan=False)
+
+
+#: Library parameter names that are a command-line option under another name.
+_ALIASES = {"count": "compositions", "rate": "sampling_rate", "size": "samples", "results_dir": "results"}
+
+
+def _options_of(parser: argparse.ArgumentParser, args: argparse.Namespace) -> dict[str, str]:
+    """``dest -> option string`` of the subcommand that ran (``users -> --users``)."""
+    out: dict[str, str] = {}
+    parsers = [parser]
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            chosen = action.choices.get(getattr(args, action.dest, None) or "")
+            if chosen is not None:
+                parsers.append(chosen)
+    for p in parsers:
+        for action in p._actions:
+            if action.option_strings:
+                out.setdefault(action.dest, max(action.option_strings, key=len))
+            elif action.dest not in ("help", argparse.SUPPRESS):
+                name = action.metavar if isinstance(action.metavar, str) else action.dest  # as in usage
+                out.setdefault(action.dest, name)
+    return out
+
+
+def _given(argv: Sequence[str]) -> str:
+    """The options given, for a message about a value derived from them."""
+    return " ".join(argv) if argv else "(no options)"
+
+
+def _message(err: Exception, options: Mapping[str, str], argv: Sequence[str]) -> str:
+    """The one line of a library error: its parameter renamed to the option it came from, or,
+    for a value derived from the options, those options."""
+    if isinstance(err, ParameterError | ParameterTypeError):
+        root = err.name.split("[", 1)[0].split(".", 1)[0]
+        dest = _ALIASES.get(root, root)
+        if err.name.startswith("-") or err.name.isupper():
+            return str(err)
+        if dest in options:
+            kind = ParameterError if isinstance(err, ParameterError) else ParameterTypeError
+            return str(kind(options[dest], err.value, err.valid))
+        return f"{err} (a value derived from the options: {_given(argv)})"
+    return str(err)
+
+
+def _debug() -> bool:
+    return os.environ.get("DPCERT_DEBUG", "") not in ("", "0")
+
+
+def _quiet_stdout() -> None:
+    """After a closed pipe: send what is left of stdout nowhere, so exiting does not complain."""
     try:
-        code: int = args.func(args)
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):  # pragma: no cover - no real stdout (tests)
+        pass
+
+
+def run(parser: argparse.ArgumentParser, argv: Sequence[str] | None) -> int:
+    """Parse ``argv`` and run the chosen subcommand under the command-line contract.
+
+    Exit status 0 (or the subcommand's own), 2 for invalid input — a library error, an unreadable
+    file, or arithmetic the values given push out of the float range — with one line on stderr
+    naming the option, 1 for an unexpected error (one line; ``DPCERT_DEBUG=1`` re-raises it for the
+    traceback), 130 when interrupted, 141 when stdout is a closed pipe.
+    """
+    given = list(sys.argv[1:] if argv is None else argv)
+    prog = parser.prog
+    try:
+        args = parser.parse_args(given)
+        options = _options_of(parser, args)
+        with warnings.catch_warnings():
+            # numpy's overflow/invalid-value warnings are not the user's business: answers are
+            # checked (a non-finite one is refused or reported as unbounded).
+            warnings.simplefilter("ignore", RuntimeWarning)
+            code: int = args.func(args)
+        sys.stdout.flush()
+        return code
     except (AccountingError, ParameterTypeError) as err:
-        print(f"{parser.prog}: error: {err}", file=sys.stderr)
+        print(f"{prog}: error: {_message(err, options, given)}", file=sys.stderr)
         return 2
-    return code
+    except BrokenPipeError:
+        _quiet_stdout()
+        return 141
+    except KeyboardInterrupt:
+        print(f"\n{prog}: interrupted", file=sys.stderr)
+        return 130
+    except OSError as err:
+        if _debug():
+            raise
+        where = f"{err.filename}: " if err.filename else ""
+        print(f"{prog}: error: {where}{err.strerror or err}", file=sys.stderr)
+        return 2
+    except (ValueError, ArithmeticError, RecursionError, MemoryError) as err:
+        if _debug():
+            raise
+        print(
+            f"{prog}: error: cannot compute this with the values given ({_given(given)}): "
+            f"{type(err).__name__}: {' '.join(str(err).split()) or 'no detail'}",
+            file=sys.stderr,
+        )
+        return 2
+    except Exception as err:
+        if _debug():
+            raise
+        print(
+            f"{prog}: internal error: {type(err).__name__}: {' '.join(str(err).split())} "
+            "(please report it; DPCERT_DEBUG=1 shows the traceback)",
+            file=sys.stderr,
+        )
+        return 1
 
 
 def main(argv: Sequence[str] | None = None) -> int:

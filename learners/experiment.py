@@ -92,6 +92,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import NDArray
 
+from accounting import _validate as v
 from accounting.accountant import Accountant
 from learners import mab
 from learners.environments import BernoulliArms, BetaArms, MABInstance, gaussian_easy, gaussian_hard
@@ -164,6 +165,29 @@ _INSTANCE_KEYS = {
     "mslr": ("kind", "path", "clusters", "cluster_seed"),
 }
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
+
+#: The limits of a config, each refused before anything runs (the message gives the reason).
+#: Rounds are simulated pull by pull (about 3·10^7 a second per core): 10^12 rounds are hours of
+#: one repetition where no arm is eliminated.
+MAX_HORIZON = 10**12
+_WHY_HORIZON = "rounds are simulated pull by pull, about 3e7 a second: 1e12 rounds take hours per repetition"
+#: Every repetition holds its instance, reward tape and regret curves in memory.
+MAX_REPETITIONS = 10**6
+#: regret.csv holds a row per repetition and checkpoint of each (panel, algorithm, ε), and the
+#: outputs are assembled in memory: 10^8 rows are gigabytes.
+MAX_CURVE_POINTS = 10**8
+#: Arms of an instance: the learner keeps per-arm statistics of every repetition.
+MAX_ARMS = 10**6
+#: The privacy levels a learner can run at: below, the noise overflows the int64 samplers (a
+#: Skellam variance beyond 10^18 for 1e-12) or rounds β = exp(-ε/Δ) to 1; above, the
+#: fixed-point encoding overflows (g > 2^53 near 1e30).
+MIN_EPSILON, MAX_EPSILON = 1e-9, 1e8
+_WHY_ARMS = "the learner keeps per-arm statistics of every repetition in memory"
+_WHY_REPETITIONS = "every repetition holds its instance, reward tape and regret curves in memory"
+_WHY_CURVES = "regret.csv holds a row per repetition and checkpoint, assembled in memory"
+_WHY_EPSILON = (
+    "smaller ε make noise beyond the int64 samplers, larger ones a fixed-point encoding beyond 2^53"
+)
 _DEFAULT_ARMS = 10
 _DEFAULT_CLUSTERS = 50
 _DEFAULT_CONCENTRATION = 10.0
@@ -459,23 +483,36 @@ def _string(where: str, value: object, *, pattern: re.Pattern[str] | None = None
     return value
 
 
-def _integer(where: str, value: object, low: int) -> int:
+def _integer(where: str, value: object, low: int, high: int | None = None, why: str = "") -> int:
+    """An integer of the config, by accounting's validator (a TOML float such as ``1e6`` is refused:
+    TOML has integers, and a float in an integer field is a typo to point out)."""
     if isinstance(value, bool) or not isinstance(value, int):
         hint = " (write 1_000_000, not 1e6)" if isinstance(value, float) else ""
-        raise ConfigError(where, value, f"an integer >= {low}{hint}")
-    if value < low:
-        raise ConfigError(where, value, f"an integer >= {low}")
-    return value
+        range_text = f"in [{low}, {high}]" if high is not None else f">= {low}"
+        raise ConfigError(where, value, f"an integer {range_text}{hint}")
+    try:
+        return v.integer(where, value, minimum=low, maximum=high, why=why)
+    except ParameterError as err:
+        raise ConfigError(where, err.value, err.valid) from None
 
 
-def _real(where: str, value: object, *, low: float = 0.0, high: float = math.inf) -> float:
-    """A finite real in ``(low, high)`` (open at both ends)."""
+def _real(
+    where: str,
+    value: object,
+    *,
+    low: float = 0.0,
+    high: float = math.inf,
+    low_open: bool = True,
+    why: str = "",
+) -> float:
+    """A finite real of the config in ``(low, high)`` (``[low, high)`` with ``low_open=False``), by
+    accounting's validator."""
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise ConfigError(where, value, f"a number, not a {_type_name(value)}")
-    x = float(value)
-    if not (math.isfinite(x) and low < x < high):
-        inside = f"in ({low:g}, {high:g})" if math.isfinite(high) else f"> {low:g}"
-        raise ConfigError(where, value, f"a finite number {inside}")
+    try:
+        x = v.interval(where, value, low, high, low_open=low_open, high_open=True, why=why)
+    except (ParameterError, ParameterTypeError) as err:
+        raise ConfigError(where, err.value, err.valid.replace("real number", "finite number")) from None
     return x
 
 
@@ -489,7 +526,9 @@ def _epsilons(where: str, value: object) -> tuple[float, ...]:
     items = _list(where, value)
     out: list[float] = []
     for j, item in enumerate(items):
-        eps = _real(f"{where}[{j}]", item)
+        eps = _real(
+            f"{where}[{j}]", item, low=MIN_EPSILON, high=MAX_EPSILON, low_open=False, why=_WHY_EPSILON
+        )
         if eps in out:
             raise ConfigError(f"{where}[{j}]", item, "privacy levels without repeats")
         out.append(eps)
@@ -505,8 +544,12 @@ def _instance(where: str, value: object, base: Path) -> InstanceSpec:
         raise ConfigError(f"{where}.kind", kind, "one of " + ", ".join(INSTANCE_KINDS))
     _keys(where, table, _INSTANCE_KEYS[kind])
     if kind == "mslr":
-        clusters = _integer(f"{where}.clusters", table.get("clusters", _DEFAULT_CLUSTERS), 2)
-        cluster_seed = _integer(f"{where}.cluster_seed", table.get("cluster_seed", 0), 0)
+        clusters = _integer(
+            f"{where}.clusters", table.get("clusters", _DEFAULT_CLUSTERS), 2, MAX_ARMS, _WHY_ARMS
+        )
+        cluster_seed = _integer(
+            f"{where}.cluster_seed", table.get("cluster_seed", 0), 0, 2**32 - 1, "K-means seeds are 32-bit"
+        )
         path = None
         if "path" in table:
             given = Path(_string(f"{where}.path", table["path"])).expanduser()
@@ -528,7 +571,7 @@ def _instance(where: str, value: object, base: Path) -> InstanceSpec:
         if len(means) < 2:
             raise ConfigError(f"{where}.means", table["means"], "K >= 2 arm means")
     default_arms = len(means) if means is not None else _DEFAULT_ARMS
-    arms = _integer(f"{where}.arms", table.get("arms", default_arms), 2)
+    arms = _integer(f"{where}.arms", table.get("arms", default_arms), 2, MAX_ARMS, _WHY_ARMS)
     if means is not None and arms != len(means):
         raise ConfigError(f"{where}.arms", arms, f"the number of means, {len(means)}")
     concentration = None
@@ -620,8 +663,13 @@ def load_config(source: str | os.PathLike[str] | Mapping[str, Any], quick: bool 
             raise ConfigError("config", str(source), "an existing TOML file")
         try:
             data = tomllib.loads(path.read_text(encoding="utf-8"))
-        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-            raise ConfigError("config", str(source), f"a valid TOML file ({exc})") from exc
+        except OSError as exc:
+            raise ConfigError(
+                "config", str(source), f"a readable TOML file ({exc.strerror or exc})"
+            ) from None
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError, ValueError, RecursionError) as exc:
+            detail = " ".join(str(exc).split())[:200]
+            raise ConfigError("config", str(source), f"a valid TOML file ({detail})") from None
         base = path.resolve().parent
     else:
         raise ConfigError("config", source, "a TOML file path or a table (mapping)")
@@ -632,9 +680,9 @@ def load_config(source: str | os.PathLike[str] | Mapping[str, Any], quick: bool 
             raise ConfigError(required, None, "a value (the key is required)")
     name = _string("name", data["name"], pattern=_NAME)
     description = _string("description", data.get("description", ""))
-    seed = _integer("seed", data["seed"], 0)
-    repetitions = _integer("repetitions", data["repetitions"], 1)
-    checkpoints = _integer("checkpoints", data.get("checkpoints", 1000), 1)
+    seed = _integer("seed", data["seed"], 0, 2**128 - 1, "numpy seeds are non-negative 128-bit integers")
+    repetitions = _integer("repetitions", data["repetitions"], 1, MAX_REPETITIONS, _WHY_REPETITIONS)
+    checkpoints = _integer("checkpoints", data.get("checkpoints", 1000), 1, MAX_CURVE_POINTS, _WHY_CURVES)
     chunk = _integer("chunk", data.get("chunk", 10), 1)
     delta = _real("delta", data.get("delta", 1e-6), high=1.0)
     privacy_route = data.get("privacy_route", "auto")
@@ -658,11 +706,13 @@ def load_config(source: str | os.PathLike[str] | Mapping[str, Any], quick: bool 
         q = _table("quick", data["quick"])
         _keys("quick", q, _QUICK_KEYS)
         if "horizon" in q:
-            cap = _integer("quick.horizon", q["horizon"], 2)
+            cap = _integer("quick.horizon", q["horizon"], 2, MAX_HORIZON, _WHY_HORIZON)
         if "repetitions" in q:
-            repetitions = _integer("quick.repetitions", q["repetitions"], 1)
+            repetitions = _integer(
+                "quick.repetitions", q["repetitions"], 1, MAX_REPETITIONS, _WHY_REPETITIONS
+            )
         if "checkpoints" in q:
-            checkpoints = _integer("quick.checkpoints", q["checkpoints"], 1)
+            checkpoints = _integer("quick.checkpoints", q["checkpoints"], 1, MAX_CURVE_POINTS, _WHY_CURVES)
     elif "quick" in data:
         q = _table("quick", data["quick"])
         _keys("quick", q, _QUICK_KEYS)
@@ -680,7 +730,7 @@ def load_config(source: str | os.PathLike[str] | Mapping[str, Any], quick: bool 
         iwhere, raw_instance = setting(prefix, table, "instance", "an [instance] table")
         instance = _instance(iwhere, raw_instance, base)
         hwhere, raw_horizon = setting(prefix, table, "horizon", "a horizon T")
-        horizon = _integer(hwhere, raw_horizon, 2)
+        horizon = _integer(hwhere, raw_horizon, 2, MAX_HORIZON, _WHY_HORIZON)
         if cap is not None and cap < horizon:
             horizon, hwhere = cap, "quick.horizon"
         ewhere, raw_epsilons = (
@@ -693,6 +743,20 @@ def load_config(source: str | os.PathLike[str] | Mapping[str, Any], quick: bool 
             raise ConfigError(ewhere, raw_epsilons, "at least one privacy level ε > 0")
         if horizon < instance.arms:
             raise ConfigError(hwhere, horizon, f"a horizon T >= K = {instance.arms} (K of {iwhere})")
+        if repetitions * min(checkpoints, horizon) > MAX_CURVE_POINTS:
+            raise ConfigError(
+                "repetitions",
+                repetitions,
+                f"at most {MAX_CURVE_POINTS:.0e} points of regret curves per algorithm and ε: repetitions x "
+                f"checkpoints = {repetitions} x {min(checkpoints, horizon)} ({_WHY_CURVES})",
+            )
+        if repetitions * instance.arms > MAX_CURVE_POINTS:
+            raise ConfigError(
+                "repetitions",
+                repetitions,
+                f"repetitions x arms <= {MAX_CURVE_POINTS:.0e} (= {repetitions} x {instance.arms} here: "
+                "the learner keeps per-arm statistics of every repetition in memory)",
+            )
         return Panel(pname, instance, horizon, epsilons, instance_where=iwhere, epsilons_where=ewhere)
 
     if "panels" in data:
@@ -1002,10 +1066,78 @@ def _distributed() -> Any:
     return distributed
 
 
+#: Seconds a scheduler address may take to answer before the run gives up (one line, status 2).
+CONNECT_TIMEOUT = 4.0
+
+_SCHEMES = ("tcp", "tls", "ws", "wss", "inproc", "ucx")
+
+
+def connect(address: str, name: str = "scheduler", timeout: float = CONNECT_TIMEOUT) -> Any:
+    """A :class:`distributed.Client` of the Dask scheduler at ``address``.
+
+    An address that is malformed, or a scheduler that does not answer within about ``timeout``
+    seconds, is a :class:`ParameterError` naming ``name`` (the option or argument it came from),
+    never a hang: the connection is made in a daemon thread that is abandoned at the deadline.
+    """
+    distributed = _distributed()
+    if not isinstance(address, str) or not address.strip():
+        raise ParameterError(name, address, "a Dask scheduler address such as tcp://host:8786")
+    try:
+        from distributed.comm.addressing import parse_address, parse_host_port
+
+        scheme, location = parse_address(address)
+        host, port = None, 0
+        if scheme not in _SCHEMES:
+            raise ValueError(f"unknown scheme {scheme!r}")
+        if scheme in ("tcp", "tls", "ws", "wss"):
+            host, port = parse_host_port(location)
+            if not 0 < int(port) < 65536:
+                raise ValueError(f"port {port} is not in 1..65535")
+    except Exception as exc:  # distributed raises ValueError, TypeError or AssertionError here
+        raise ParameterError(
+            name, address, f"a Dask scheduler address such as tcp://host:8786 ({exc})"
+        ) from None
+    if host is not None:
+        import socket
+
+        try:  # a quick, clean answer for the common case: nothing listens there
+            socket.create_connection((host, int(port)), timeout=timeout).close()
+        except OSError as exc:
+            reason = exc.strerror or str(exc) or type(exc).__name__
+            valid = f"the address of a running Dask scheduler ({reason})"
+            raise ParameterError(name, address, valid) from None
+
+    import threading
+
+    box: dict[str, Any] = {}
+
+    def attempt() -> None:
+        client = distributed.Client.__new__(distributed.Client)
+        try:
+            client.__init__(address, timeout=timeout, set_as_default=False)
+            box["client"] = client
+        except BaseException as exc:  # reported to the caller below
+            box["error"] = exc
+            # A half-built client would try to close itself when collected, for seconds, and
+            # print a traceback: it never connected, so there is nothing to close.
+            client.status = "closed"
+
+    thread = threading.Thread(target=attempt, name="dpcert-connect", daemon=True)
+    thread.start()
+    thread.join(timeout + 1.0)
+    if "client" in box:
+        return box["client"]
+    error = box.get("error")
+    reason = (
+        f"{type(error).__name__}: {' '.join(str(error).split())}" if error else f"no answer in {timeout:g} s"
+    )
+    raise ParameterError(name, address, f"the address of a running Dask scheduler ({reason})")
+
+
 def _run_dask(tasks: Sequence[_Task], scheduler: str | Client) -> _Results:
     distributed = _distributed()
     owned = isinstance(scheduler, str)
-    client: Any = distributed.Client(scheduler, set_as_default=False) if owned else scheduler
+    client: Any = connect(scheduler) if isinstance(scheduler, str) else scheduler
     futures: dict[Any, _Task] = {}
     try:
         futures = {client.submit(_compute, task, pure=False): task for task in tasks}

@@ -16,19 +16,36 @@ flagged, a proof that does not hold), 2 for invalid input (a one-line message).
 from __future__ import annotations
 
 import argparse
-import json
-import math
 import sys
 from collections.abc import Sequence
-from dataclasses import asdict, is_dataclass
 from typing import Any
 
 import numpy as np
 
-from accounting.cli import Parser, add_noise_arguments, noise_from_arguments, parse_number, run
-from accounting.errors import AccountingError
+from accounting import _validate as v
+from accounting.cli import (
+    MAX_LATTICE_SHIFT,
+    Parser,
+    add_noise_arguments,
+    checked,
+    json_text,
+    lattice_sensitivity,
+    noise_from_arguments,
+    run,
+)
+from accounting.errors import AccountingError, ParameterError
 from accounting.mechanisms import AdditiveNoise, DistributedSum
 from accounting.noise import LatticeNoise
+
+#: The most samples ``dp-audit sampler`` draws: the goodness-of-fit test holds every draw in
+#: memory (8 bytes each, and working copies), so 10^8 draws take a few GB.
+MAX_SAMPLER_SAMPLES = 10**8
+#: The most samples per side of ``dp-audit mechanism`` and ``broken``: the audit draws chunks of
+#: 10^6 and keeps only counts, at about 10^7 samples a second per core, so 10^12 is about a day of
+#: one machine's work (spread it with ``--scheduler``).
+MAX_AUDIT_SAMPLES = 10**12
+#: How long ``--scheduler`` may take to answer before the audit gives up (seconds).
+CONNECT_TIMEOUT = 4.0
 
 #: Which registered closed forms concern each noise family (``dp-audit bounds --noise``).
 _BOUND_FAMILIES = {
@@ -39,28 +56,8 @@ _BOUND_FAMILIES = {
 }
 
 
-def _plain(value: Any) -> Any:
-    """JSON-ready data from results (dataclasses, numpy scalars, infinities as strings)."""
-    if is_dataclass(value) and not isinstance(value, type):
-        return {k: _plain(v) for k, v in asdict(value).items()}
-    if isinstance(value, dict):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_plain(v) for v in value]
-    if isinstance(value, np.generic):
-        return _plain(value.item())
-    if isinstance(value, float) and not math.isfinite(value):
-        return str(value)
-    if isinstance(value, str | int | float | bool) or value is None:
-        return value
-    return str(value)
-
-
 def _emit(args: argparse.Namespace, record: dict[str, Any], text: str, ok: bool) -> int:
-    if args.json:
-        print(json.dumps(_plain(record | {"passed": ok}), indent=2))
-    else:
-        print(text)
+    print(json_text(record | {"passed": ok}) if args.json else text)
     return 0 if ok else 1
 
 
@@ -108,25 +105,44 @@ def _cmd_mechanism(args: argparse.Namespace) -> int:
     from verification.audit import additive_pair, audit
 
     noise = noise_from_arguments(args)
-    mech = DistributedSum(noise, args.users, int(args.sensitivity)) if args.users > 1 else None
+    lattice_sensitivity(noise, args.sensitivity)
+    if args.users > 1 and not isinstance(noise, LatticeNoise):
+        raise ParameterError("--users", args.users, f"1 for --noise {args.noise} (continuous noise)")
+    mech = DistributedSum(noise, args.users, args.sensitivity) if args.users > 1 else None
     total = mech.total_noise if mech is not None else noise
     claimed = args.claimed_epsilon
     if claimed is None:
         claimed = AdditiveNoise(total, args.sensitivity).epsilon(args.delta).upper if args.delta else None
         if claimed is None:
             claimed = AdditiveNoise(total, args.sensitivity).pure_epsilon().upper
-    result = audit(
-        additive_pair(total, args.sensitivity),
+    scheduler = _connect(args.scheduler) if args.scheduler is not None else None
+    try:
+        result = _audit(audit, additive_pair(total, args.sensitivity), claimed, args, scheduler)
+    finally:
+        if scheduler is not None:
+            scheduler.close()
+    ok = result.verdict != "violation"
+    record = {"command": "mechanism", "noise": repr(total), "claimed_epsilon": claimed, "result": result}
+    return _emit(args, record, result.summary(), ok)
+
+
+def _connect(address: str) -> Any:
+    """A Dask client of ``--scheduler``, or one line within :data:`CONNECT_TIMEOUT` seconds."""
+    from learners.experiment import connect
+
+    return connect(address, "--scheduler", CONNECT_TIMEOUT)
+
+
+def _audit(audit: Any, pair: Any, claimed: float, args: argparse.Namespace, scheduler: Any) -> Any:
+    return audit(
+        pair,
         args.delta,
         claimed,
         samples=args.samples,
         confidence=args.confidence,
         seed=args.seed,
-        scheduler=args.scheduler,
+        scheduler=scheduler,
     )
-    ok = result.verdict != "violation"
-    record = {"command": "mechanism", "noise": repr(total), "claimed_epsilon": claimed, "result": result}
-    return _emit(args, record, result.summary(), ok)
 
 
 def _cmd_broken(args: argparse.Namespace) -> int:
@@ -157,31 +173,28 @@ def _cmd_proofs(args: argparse.Namespace) -> int:
     return _emit(args, record, text, ok)
 
 
-def _count(text: str) -> int:
-    return int(parse_number(text, int, lambda v: v >= 100, "an integer >= 100"))
-
-
-def _probability(text: str) -> float:
-    return float(parse_number(text, float, lambda v: 0 < v < 1, "in the open interval (0, 1)"))
-
-
-def _unit_or_zero(text: str) -> float:
-    return float(parse_number(text, float, lambda v: 0 <= v < 1, "in [0, 1)"))
-
-
-def _claim(text: str) -> float:
-    return float(parse_number(text, float, lambda v: v >= 0, "a number >= 0 (or inf)"))
+_WHY_SAMPLES = {
+    MAX_SAMPLER_SAMPLES: "the goodness-of-fit test holds every draw in memory",
+    MAX_AUDIT_SAMPLES: "about a day of one machine's work; spread larger audits over --scheduler",
+}
+_probability = checked(v.open_unit)
+_unit_or_zero = checked(v.interval, low=0.0, high=1.0, low_open=False, high_open=True)
+_claim = checked(v.nonnegative_or_inf)
+_seed = checked(v.seed, integer=True)
+_dps = checked(v.dps, integer=True)
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = Parser(
         prog="dp-audit", description="Check samplers, bounds and mechanisms against what samples show."
     )
+    parser.add_version()
     sub = parser.add_subparsers(dest="command", required=True)
 
-    def seeded(cmd: argparse.ArgumentParser, samples: int) -> None:
-        cmd.add_argument("--samples", type=_count, default=samples, help=f"samples (default {samples})")
-        cmd.add_argument("--seed", type=int, default=0, help="seed of the random streams (default 0)")
+    def seeded(cmd: argparse.ArgumentParser, samples: int, most: int) -> None:
+        count = checked(v.integer, integer=True, minimum=100, maximum=most, why=_WHY_SAMPLES[most])
+        cmd.add_argument("--samples", type=count, default=samples, help=f"samples (default {samples})")
+        cmd.add_argument("--seed", type=_seed, default=0, help="seed of the random streams (default 0)")
         cmd.add_argument("--json", action="store_true", help="print one JSON object")
 
     sampler = sub.add_parser("sampler", help="goodness of fit of a sampler against its exact PMF")
@@ -190,28 +203,33 @@ def build_parser() -> argparse.ArgumentParser:
     sampler.add_argument(
         "--exact", action="store_true", help="check the exact sampler (integer arithmetic), not the fast one"
     )
-    seeded(sampler, 1_000_000)
+    seeded(sampler, 1_000_000, MAX_SAMPLER_SAMPLES)
     sampler.set_defaults(func=_cmd_sampler)
 
     bounds = sub.add_parser("bounds", help="published closed forms against the exact values")
     bounds.add_argument("--noise", choices=(*_BOUND_FAMILIES, "all"), default="all", help="which bounds")
     bounds.add_argument("--quick", action="store_true", help="a small grid")
-    bounds.add_argument("--dps", type=int, default=15, help="working precision (default 15)")
+    bounds.add_argument("--dps", type=_dps, default=15, help="working precision (default 15)")
     bounds.add_argument("--json", action="store_true", help="print one JSON object")
     bounds.set_defaults(func=_cmd_bounds)
 
     mech = sub.add_parser("mechanism", help="empirical ε lower bound of additive noise versus a claim")
     add_noise_arguments(mech)
-    mech.add_argument("--sensitivity", type=int, default=1, help="integer sensitivity Δ (default 1)")
+    mech.add_argument(
+        "--sensitivity",
+        type=checked(v.integer, integer=True, minimum=1, maximum=MAX_LATTICE_SHIFT),
+        default=1,
+        help="integer sensitivity Δ (default 1)",
+    )
     mech.add_argument("--claimed-epsilon", type=_claim, help="the claim (default: the exact ε)")
     mech.add_argument("--delta", type=_unit_or_zero, default=0.0, help="δ of the claim (default 0)")
     mech.add_argument("--confidence", type=_probability, default=0.95, help="confidence (default 0.95)")
     mech.add_argument("--scheduler", help="a Dask scheduler address to run the sampling on")
-    seeded(mech, 1_000_000)
+    seeded(mech, 1_000_000, MAX_AUDIT_SAMPLES)
     mech.set_defaults(func=_cmd_mechanism)
 
     broken = sub.add_parser("broken", help="run the catalogue of broken mechanisms")
-    seeded(broken, 1_000_000)
+    seeded(broken, 1_000_000, MAX_AUDIT_SAMPLES)
     broken.set_defaults(func=_cmd_broken)
 
     proofs = sub.add_parser("proofs", help="the sympy proofs the accounting relies on")

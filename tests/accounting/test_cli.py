@@ -44,7 +44,9 @@ def test_bad_arguments_exit_with_a_message(bad: list[str], capsys: pytest.Captur
     with pytest.raises(SystemExit) as err:
         main(bad)
     assert err.value.code == 2
-    assert "must be" in capsys.readouterr().err
+    err_text = capsys.readouterr().err
+    assert f"argument {bad[1]}" in err_text
+    assert "is invalid: expected" in err_text
 
 
 def test_python_dash_m() -> None:

@@ -119,7 +119,7 @@ def test_bad_options_exit_2(config_file: Path, tmp_path: Path, capsys: pytest.Ca
     assert main(["run", str(tmp_path / "missing.toml"), "--out", str(out_dir)]) == 2
     assert "config=" in capsys.readouterr().err
     assert main(["plot", str(tmp_path)]) == 2
-    assert "results_dir" in capsys.readouterr().err
+    assert "results=" in capsys.readouterr().err
     assert not out_dir.exists()
 
 

@@ -1,0 +1,91 @@
+"""accounting._validate: the one set of validators (exact integers, limits that say why)."""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+import mpmath
+import numpy as np
+import pytest
+
+from accounting import _validate as v
+from accounting.errors import ParameterError, ParameterTypeError
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        (3, 3),
+        (np.int64(3), 3),
+        (np.uint8(7), 7),
+        (2.0, 2),
+        (np.float64(4.0), 4),
+        (Fraction(6, 3), 2),
+        (Fraction(10**400, 1), 10**400),
+        (mpmath.mpf(5), 5),
+        (10**400, 10**400),
+    ],
+)
+def test_integer_accepts_exact_integers(value: object, expected: int) -> None:
+    assert v.integer("n", value) == expected
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        2.5,
+        Fraction(7, 2),
+        Fraction(2**60 + 1, 2),  # float(...) rounds it to an integer: never accepted
+        Fraction(10**20 + 1, 10),
+        math.nan,
+        math.inf,
+        mpmath.mpf("2.5"),
+        mpmath.inf,
+    ],
+)
+def test_integer_never_rounds(value: object) -> None:
+    with pytest.raises(ParameterError, match="n="):
+        v.integer("n", value)
+
+
+@pytest.mark.parametrize("value", [True, False, "3", None, [3], 3j])
+def test_integer_refuses_other_types(value: object) -> None:
+    with pytest.raises(ParameterTypeError, match="n="):
+        v.integer("n", value)
+
+
+def test_integer_limits_say_why_and_stay_short() -> None:
+    with pytest.raises(ParameterError) as err:
+        v.count("count", 10**400)
+    text = str(err.value)
+    assert "an integer in [1, 1000000000000000000]" in text
+    assert "int64" in text
+    assert len(text) < 300  # a 400-digit value is not printed in full
+    assert v.count("count", v.MAX_COUNT) == v.MAX_COUNT
+    with pytest.raises(ParameterError, match=r"\[5, 1000\]"):
+        v.dps("dps", 3)
+
+
+def test_reals_beyond_the_float_range_are_refused_not_overflowed() -> None:
+    with pytest.raises(ParameterError, match="float range"):
+        v.real("x", Fraction(10**400, 1))
+    with pytest.raises(ParameterError, match="finite"):
+        v.positive("x", 10**400)
+    assert v.order("alpha", 10**400) == math.inf
+    assert v.nonnegative_or_inf("claim", math.inf) == math.inf
+    with pytest.raises(ParameterError):
+        v.nonnegative_or_inf("claim", math.nan)
+
+
+def test_interval_ends_and_reason() -> None:
+    assert v.interval("q", 1.0, 0.0, 1.0) == 1.0
+    with pytest.raises(ParameterError, match=r"\(0, 1\]"):
+        v.interval("q", 0.0, 0.0, 1.0)
+    with pytest.raises(ParameterError, match=r"\[0, 1\) \(why\)"):
+        v.interval("q", 1.0, 0.0, 1.0, low_open=False, high_open=True, why="why")
+    with pytest.raises(ParameterError, match=">= 2"):
+        v.interval("q", 1.0, 2.0, math.inf, low_open=False)
+    assert v.seed("seed", 2**128 - 1) == 2**128 - 1
+    with pytest.raises(ParameterError, match="128-bit"):
+        v.seed("seed", 2**128)
