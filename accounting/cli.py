@@ -862,7 +862,13 @@ def json_text(record: Any) -> str:
 
 
 #: Library parameter names that are a command-line option under another name.
-_ALIASES = {"count": "compositions", "rate": "sampling_rate", "size": "samples", "results_dir": "results"}
+_ALIASES = {
+    "count": "compositions",
+    "rate": "sampling_rate",
+    "size": "samples",
+    "results_dir": "results",
+    "out_dir": "out",
+}
 
 
 def _options_of(parser: argparse.ArgumentParser, args: argparse.Namespace) -> dict[str, str]:
@@ -900,7 +906,8 @@ def _message(err: Exception, options: Mapping[str, str], argv: Sequence[str]) ->
         if dest in options:
             kind = ParameterError if isinstance(err, ParameterError) else ParameterTypeError
             return str(kind(options[dest], err.value, err.valid))
-        return f"{err} (a value derived from the options: {_given(argv)})"
+        if isinstance(err.value, int | float | Fraction) and not isinstance(err.value, bool):
+            return f"{err} (a value derived from the options: {_given(argv)})"
     return str(err)
 
 

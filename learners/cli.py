@@ -8,8 +8,9 @@ Subcommands:
 ``plot``       redraw the PNG plots of a results folder from its ``regret.csv``.
 
 Exit status: 0 on success, 2 for invalid input (a one-line message naming the bad field or option;
-nothing is written), 130 when interrupted (every finished unit is kept: run the same command again
-to resume).
+nothing is written) — a bad config, an unreadable or read-only folder, a results folder another run
+holds (its lock names the holder), a checkpoint edited by hand, an unreachable ``--scheduler`` —
+and 130 when interrupted (every finished unit is kept: run the same command again to resume).
 """
 
 from __future__ import annotations
@@ -21,7 +22,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from accounting.cli import Parser, parse_number, run
+from accounting import _validate as v
+from accounting.cli import Parser, checked, run
 from learners.errors import ConfigError, LearnerError
 from learners.experiment import (
     CSV_FILE,
@@ -126,8 +128,7 @@ def _cmd_plot(args: argparse.Namespace) -> int:
     return 0
 
 
-def _workers(text: str) -> int:
-    return int(parse_number(text, int, lambda v: v >= 1, "an integer >= 1"))
+_workers = checked(v.integer, integer=True, minimum=1, maximum=4096, why="local processes of one machine")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -135,6 +136,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="dp-regret",
         description="Run the regret experiments of the distributed MAB paper (spec §7) and plot them.",
     )
+    parser.add_version()
     sub = parser.add_subparsers(dest="command", required=True)
 
     listing = sub.add_parser("list", help="the shipped configs (one per figure of the paper)")

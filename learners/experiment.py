@@ -512,7 +512,7 @@ def _real(
     try:
         x = v.interval(where, value, low, high, low_open=low_open, high_open=True, why=why)
     except (ParameterError, ParameterTypeError) as err:
-        raise ConfigError(where, err.value, err.valid.replace("real number", "finite number")) from None
+        raise ConfigError(where, err.value, err.valid.replace("real number", "number")) from None
     return x
 
 
@@ -904,6 +904,28 @@ class _UnitData:
     final_arms: IntArray
     meta: dict[str, Any]
 
+    #: The hash of the content, written with it (``None`` for units of an older version).
+    checksum: str | None = None
+
+    def arrays(self) -> dict[str, NDArray[Any]]:
+        return {
+            "rounds": self.rounds,
+            "pseudo": self.pseudo,
+            "realized": self.realized,
+            "released": self.released,
+            "final_arms": self.final_arms,
+        }
+
+    def digest(self) -> str:
+        """``sha256:`` of every array (dtype, shape, bytes) and the meta JSON, in a fixed order."""
+        h = hashlib.sha256()
+        for name, a in self.arrays().items():
+            c = np.ascontiguousarray(a)
+            h.update(f"{name}:{c.dtype.str}:{c.shape};".encode())
+            h.update(c.tobytes())
+        h.update(json.dumps(self.meta, sort_keys=True).encode())
+        return "sha256:" + h.hexdigest()
+
     def save(self, path: Path) -> None:
         tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
         with tmp.open("wb") as f:
@@ -915,6 +937,7 @@ class _UnitData:
                 released=self.released,
                 final_arms=self.final_arms,
                 meta=np.array(json.dumps(self.meta, sort_keys=True)),
+                checksum=np.array(self.digest()),
             )
             f.flush()
             os.fsync(f.fileno())
@@ -922,23 +945,52 @@ class _UnitData:
 
     @classmethod
     def load(cls, path: Path) -> _UnitData:
+        """Read a unit; one whose content does not match its hash is :class:`TamperedError`."""
         with np.load(path, allow_pickle=False) as z:
-            return cls(
+            data = cls(
                 np.asarray(z["rounds"], dtype=np.int64),
                 np.asarray(z["pseudo"], dtype=np.float64),
                 np.asarray(z["realized"], dtype=np.float64),
                 np.asarray(z["released"], dtype=np.int64),
                 np.asarray(z["final_arms"], dtype=np.int64),
-                json.loads(str(z["meta"])),
+                _strict_json(str(z["meta"])),
+                str(z["checksum"]) if "checksum" in z.files else None,
             )
+        if data.checksum is not None and data.checksum != data.digest():
+            raise TamperedError(
+                "checkpoint",
+                str(path),
+                "a unit checkpoint whose content matches the hash written with it (it was changed after "
+                "it was written); delete it to compute it again, or --force to start afresh",
+            )
+        return data
 
     def fits(self, unit: Unit) -> bool:
         c = self.rounds.shape[0]
         return (
-            self.pseudo.shape == self.realized.shape == (unit.count, c)
+            self.checksum is not None  # units of an older version: run them again
+            and self.pseudo.shape == self.realized.shape == (unit.count, c)
             and self.released.shape == (unit.count,)
             and "ledgers" in self.meta  # units of an older version held no ledgers: run them again
         )
+
+
+class TamperedError(ParameterError, LearnerError):
+    """A file of a results folder does not match the content hash written with it."""
+
+
+def _strict_json(text: str) -> Any:
+    """``json.loads`` that refuses a key given twice in one object (the later would win silently)."""
+
+    def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for key, value in items:
+            if key in out:
+                raise ValueError(f"the key {key!r} appears twice in one object")
+            out[key] = value
+        return out
+
+    return json.loads(text, object_pairs_hook=pairs)
 
 
 def _compute(task: _Task) -> _UnitData:
@@ -1134,10 +1186,9 @@ def connect(address: str, name: str = "scheduler", timeout: float = CONNECT_TIME
     raise ParameterError(name, address, f"the address of a running Dask scheduler ({reason})")
 
 
-def _run_dask(tasks: Sequence[_Task], scheduler: str | Client) -> _Results:
+def _run_dask(tasks: Sequence[_Task], client: Any) -> _Results:
+    """Run the tasks on a connected Dask client (:func:`run_experiment` owns and closes it)."""
     distributed = _distributed()
-    owned = isinstance(scheduler, str)
-    client: Any = connect(scheduler) if isinstance(scheduler, str) else scheduler
     futures: dict[Any, _Task] = {}
     try:
         futures = {client.submit(_compute, task, pure=False): task for task in tasks}
@@ -1149,8 +1200,6 @@ def _run_dask(tasks: Sequence[_Task], scheduler: str | Client) -> _Results:
     finally:
         if futures:
             client.cancel(list(futures))
-        if owned:
-            client.close()
 
 
 def _check_scheduler(scheduler: object, workers: object) -> None:
@@ -1198,6 +1247,96 @@ def _versions() -> dict[str, str]:
     return out
 
 
+#: The lock of a results folder: held (``fcntl.flock``) by the run writing it, and naming it.
+LOCK_FILE = ".dp-regret.lock"
+
+
+def _folder_error(out: Path, exc: OSError) -> ParameterError:
+    """An operating-system error on the results folder, as one line naming the file."""
+    where = f"{exc.filename}: " if exc.filename else ""
+    return ParameterError("out_dir", str(out), f"a writable results folder ({where}{exc.strerror or exc})")
+
+
+def _check_place(out: Path) -> None:
+    """Refuse, before writing anything, a results folder that is a file or lies below one."""
+    if out.exists() and not out.is_dir():
+        raise ParameterError("out_dir", str(out), "a folder (a file of that name exists)")
+    for parent in out.absolute().parents:
+        if parent.exists():
+            if not parent.is_dir():
+                raise ParameterError("out_dir", str(out), f"a folder, but {parent} is a file")
+            break
+
+
+class _FolderLock:
+    """An exclusive lock on a results folder, so two runs on one folder never write over each other.
+
+    The lock is ``fcntl.flock`` on :data:`LOCK_FILE`, which the kernel releases when the process
+    ends however it ends (no stale locks); the file names the holder (pid, host, start time) for the
+    message a second run gets, and is removed when the run ends. Where ``fcntl`` does not exist
+    (Windows) the folder is not locked.
+    """
+
+    def __init__(self, out: Path) -> None:
+        self.out = out
+        self.path = out / LOCK_FILE
+        self.handle: Any = None
+
+    def __enter__(self) -> _FolderLock:
+        try:
+            import fcntl
+        except ImportError:  # pragma: no cover - not POSIX
+            return self
+        if self.path.exists() and not self.path.is_file():
+            raise ParameterError(
+                "out_dir", str(self.out), f"a folder whose {LOCK_FILE} is a file (remove it)"
+            )
+        while True:
+            handle = open(self.path, "a+", encoding="utf-8")  # held until __exit__
+            try:
+                fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                handle.seek(0)
+                holder = " ".join(handle.read(500).split()) or "another process"
+                handle.close()
+                raise ParameterError(
+                    "out_dir",
+                    str(self.out),
+                    f"a folder no other run is writing: it is locked by {holder} ({self.path}); wait for "
+                    "that run to finish, or give another --out",
+                ) from None
+            except OSError:
+                handle.close()
+                raise
+            # The holder before us removes the file as it ends: locking that removed file is no lock.
+            try:
+                same = os.stat(self.path).st_ino == os.fstat(handle.fileno()).st_ino
+            except FileNotFoundError:
+                same = False
+            if same:
+                break
+            handle.close()
+        import socket
+        import time
+
+        handle.seek(0)
+        handle.truncate()
+        started = time.strftime("%Y-%m-%d %H:%M:%S")
+        handle.write(f"dp-regret pid {os.getpid()} on {socket.gethostname()} since {started}\n")
+        handle.flush()
+        self.handle = handle
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.handle is not None:
+            import fcntl
+
+            self.path.unlink(missing_ok=True)  # while still locked: the next run makes a new one
+            fcntl.flock(self.handle.fileno(), fcntl.LOCK_UN)
+            self.handle.close()
+            self.handle = None
+
+
 def _our_files(out: Path) -> list[Path]:
     files = [out / n for n in (CSV_FILE, SUMMARY_FILE, CONFIG_FILE, VERSIONS_FILE, FINGERPRINT_FILE)]
     files += sorted(out.glob("regret*.png"))
@@ -1211,7 +1350,7 @@ def _open_folder(out: Path, config: Config, force: bool) -> None:
     """Check that ``out`` may hold this config's results; clear it with ``force``."""
     if out.exists() and not out.is_dir():
         raise ParameterError("out_dir", str(out), "a folder (a file of that name exists)")
-    if not (out.is_dir() and any(out.iterdir())):
+    if not (out.is_dir() and any(f.name != LOCK_FILE for f in out.iterdir())):
         return
     stamp = out / FINGERPRINT_FILE
     old = stamp.read_text(encoding="utf-8").strip() if stamp.is_file() else None
@@ -1286,6 +1425,36 @@ def run_experiment(
     out = Path(out_dir)
     units = config.units()
     tasks = _tasks(config, units)  # builds the instances: a bad data file fails before any write
+    _check_place(out)
+    # Connect before anything is written: an unreachable scheduler is one line, within seconds.
+    client: Any = connect(scheduler) if isinstance(scheduler, str) else scheduler
+    try:
+        try:
+            out.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise _folder_error(out, exc) from None
+        with _FolderLock(out):
+            try:
+                return _run_in(out, config, units, tasks, workers, client, progress, force, on_unit)
+            except OSError as exc:
+                raise _folder_error(out, exc) from None
+    finally:
+        if isinstance(scheduler, str):
+            client.close()
+
+
+def _run_in(
+    out: Path,
+    config: Config,
+    units: Sequence[Unit],
+    tasks: Sequence[_Task],
+    workers: int,
+    client: Any,
+    progress: bool,
+    force: bool,
+    on_unit: Callable[[Unit, bool], None] | None,
+) -> Path:
+    """The body of :func:`run_experiment`, with the folder locked."""
     _open_folder(out, config, force)
 
     unit_dir = out / UNITS_DIR
@@ -1300,9 +1469,17 @@ def run_experiment(
     finished: list[Unit] = []
     for task in tasks:
         path = unit_dir / f"{task.unit.stem}.npz"
+        if path.exists() and not path.is_file():
+            raise ParameterError(
+                "checkpoint",
+                str(path),
+                "a unit checkpoint file (this is not a file: remove it to compute the unit)",
+            )
         if path.is_file():
             try:
                 ok = _UnitData.load(path).fits(task.unit)
+            except TamperedError:
+                raise
             except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile):
                 ok = False  # unreadable (say, a disk filled up): compute it again
             if ok:
@@ -1320,8 +1497,8 @@ def run_experiment(
                 on_unit(unit, False)
         if pending:
             runs = (
-                _run_dask(pending, scheduler)
-                if scheduler is not None
+                _run_dask(pending, client)
+                if client is not None
                 else _run_processes(pending, workers)
                 if workers > 1
                 else _run_here(pending)
@@ -1497,25 +1674,63 @@ class _Curve:
 
 
 def _read_curves(path: Path) -> list[_Curve]:
-    """The regret curves of a ``regret.csv``, in the order they appear."""
+    """The regret curves of a ``regret.csv``, in the order they appear.
+
+    A file that is not what :func:`run_experiment` writes — another header, a short or garbled
+    line, a round below 1, a non-finite regret, repetitions with different checkpoints — is a
+    :class:`ParameterError` naming the file and the line.
+    """
     rows: dict[tuple[str, str, str, str], dict[int, list[tuple[int, float]]]] = {}
-    with path.open(encoding="utf-8", newline="") as f:
-        reader = csv.reader(f)
-        header = next(reader, None)
-        if header is None or tuple(header) != CSV_COLUMNS:
-            raise ParameterError("results_dir", str(path.parent), f"a {CSV_FILE} with columns {CSV_COLUMNS}")
-        for line in reader:
-            panel, algorithm, label, eps, rep, t, regret, _ = line
-            rows.setdefault((panel, algorithm, label, eps), {}).setdefault(int(rep), []).append(
-                (int(t), float(regret))
-            )
+    expected = f"a {CSV_FILE} written by dp-regret, with columns {', '.join(CSV_COLUMNS)}"
+
+    def bad(detail: str) -> ParameterError:
+        return ParameterError("results_dir", str(path), f"{expected} ({detail})")
+
+    try:
+        with path.open(encoding="utf-8", newline="") as f:
+            reader = csv.reader(f)
+            header = next(reader, None)
+            if header is None or tuple(header) != CSV_COLUMNS:
+                raise bad("its header differs")
+            for line in reader:
+                if len(line) != len(CSV_COLUMNS):
+                    raise bad(f"line {reader.line_num} has {len(line)} fields, not {len(CSV_COLUMNS)}")
+                panel, algorithm, label, eps, rep, t, regret, _ = line
+                try:
+                    point, r = (int(t), float(regret)), int(rep)
+                    eps_ok = not eps or math.isfinite(float(eps))
+                except ValueError as exc:
+                    raise bad(f"line {reader.line_num}: {exc}") from None
+                if point[0] < 1 or r < 0 or not math.isfinite(point[1]) or not eps_ok:
+                    raise bad(f"line {reader.line_num}: a round < 1, a repetition < 0 or a non-finite number")
+                rows.setdefault((panel, algorithm, label, eps), {}).setdefault(r, []).append(point)
+    except (UnicodeDecodeError, csv.Error) as exc:
+        raise bad(" ".join(str(exc).split())[:200]) from None
     curves = []
     for (panel, algorithm, label, eps), reps in rows.items():
         series = [sorted(points) for _, points in sorted(reps.items())]
         rounds = np.array([t for t, _ in series[0]], dtype=np.int64)
+        if any([t for t, _ in s] != rounds.tolist() for s in series):
+            raise bad(f"the repetitions of {panel}/{label}/{eps or 'non-private'} have different checkpoints")
         pseudo = np.array([[v for _, v in s] for s in series], dtype=np.float64)
         curves.append(_Curve(panel, algorithm, label, float(eps) if eps else None, rounds, pseudo))
     return curves
+
+
+def _read_summary(path: Path) -> tuple[str | None, dict[str, str]]:
+    """The title and the panel captions of a ``summary.json`` (a malformed one names the file)."""
+    try:
+        data = _strict_json(path.read_text(encoding="utf-8"))
+        title = data.get("name")
+        captions = {
+            str(p["name"]): f"{p['caption']}, T={_short(int(p['horizon']))}" for p in data.get("panels", [])
+        }
+    except (ValueError, TypeError, KeyError, AttributeError, RecursionError) as exc:
+        detail = f"{type(exc).__name__}: {' '.join(str(exc).split())[:160]}"
+        raise ParameterError(
+            "results_dir", str(path), f"a {SUMMARY_FILE} written by dp-regret ({detail})"
+        ) from None
+    return (str(title) if title is not None else None), captions
 
 
 def _colors(labels: Sequence[str]) -> dict[str, str]:
@@ -1613,6 +1828,15 @@ def plot_results(out_dir: str | os.PathLike[str]) -> list[Path]:
         The PNG files written.
     """
     out = Path(out_dir)
+    try:
+        return _plot(out)
+    except OSError as exc:
+        where = f"{exc.filename}: " if exc.filename else ""
+        valid = f"a readable and writable results folder ({where}{exc.strerror or exc})"
+        raise ParameterError("results_dir", str(out), valid) from None
+
+
+def _plot(out: Path) -> list[Path]:
     csv_path = out / CSV_FILE
     if not csv_path.is_file():
         raise ParameterError("results_dir", str(out), f"a results folder of dp-regret run (with {CSV_FILE})")
@@ -1622,10 +1846,9 @@ def plot_results(out_dir: str | os.PathLike[str]) -> list[Path]:
     captions: dict[str, str] = {}
     title = out.name
     summary = out / SUMMARY_FILE
-    if summary.is_file():
-        data = json.loads(summary.read_text(encoding="utf-8"))
-        title = str(data.get("name", title))
-        captions = {p["name"]: f"{p['caption']}, T={_short(p['horizon'])}" for p in data.get("panels", [])}
+    if summary.exists():
+        named, captions = _read_summary(summary)
+        title = named or title
     panels = list(dict.fromkeys(c.panel for c in curves))
     cells_of: dict[str, list[tuple[str, float | None]]] = {}
     for panel in panels:

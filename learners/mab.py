@@ -703,7 +703,8 @@ def _dpse_size(learner: Learner, k: FloatArray, e: int) -> IntArray:
     gap = float(learner.eta) ** -e
     hoeffding = 32 * np.log(8 * k * e * e / p) / gap**2
     privacy = 8 * np.log(4 * k * e * e / p) / (gap * learner.epsilon)
-    return (1 + np.maximum(hoeffding, privacy).astype(np.int64)).astype(np.int64)
+    # A tiny ε or p_beta makes R_e overflow int64 (even inf): no run has 2^62 rounds, so cap it there.
+    return (1 + np.minimum(np.maximum(hoeffding, privacy), 2.0**62).astype(np.int64)).astype(np.int64)
 
 
 # ---------------------------------------------------------------------------------------

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from learners.cli import main
-from learners.experiment import _dump_toml
+from learners.experiment import CSV_COLUMNS, _dump_toml
 from tests.learners.test_experiment import tiny
 
 
@@ -131,7 +131,7 @@ def test_a_folder_of_another_config_exits_2(
     other = tmp_path / "other.toml"
     other.write_text(_dump_toml(tiny(seed=99)))
     assert main(["run", str(other), "--out", str(out_dir), "--no-progress"]) == 2
-    assert "out_dir" in capsys.readouterr().err
+    assert "--out=" in capsys.readouterr().err
     assert main(["run", str(other), "--out", str(out_dir), "--no-progress", "--force"]) == 0
 
 
@@ -141,3 +141,173 @@ def test_python_dash_m_learners() -> None:
     )
     assert done.returncode == 0, done.stderr
     assert "figure1" in done.stdout
+
+
+def _fails_in_one_line(argv: list[str], capsys: pytest.CaptureFixture[str], *needles: str) -> str:
+    try:
+        code = main(argv)
+    except SystemExit as exc:
+        code = int(exc.code or 0)
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert len(err.strip().splitlines()) == 1, err
+    assert "Traceback" not in err
+    for needle in needles:
+        assert needle in err, err
+    return err
+
+
+def test_out_below_a_file_or_a_file_exits_2(
+    config_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    blocker = tmp_path / "afile"
+    blocker.write_text("x")
+    _fails_in_one_line(
+        ["run", str(config_file), "--out", str(blocker / "sub"), "--no-progress"], capsys, "--out"
+    )
+    _fails_in_one_line(["run", str(config_file), "--out", str(blocker), "--no-progress"], capsys, "--out")
+    assert blocker.read_text() == "x"
+
+
+def test_a_locked_folder_names_its_holder(
+    config_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Two runs on one --out: the second is refused at once, naming the run that holds the lock."""
+    from learners.experiment import _FolderLock
+
+    out_dir = tmp_path / "res"
+    out_dir.mkdir()
+    with _FolderLock(out_dir):
+        _fails_in_one_line(
+            ["run", str(config_file), "--out", str(out_dir), "--no-progress"],
+            capsys,
+            "locked by dp-regret pid",
+        )
+    assert main(["run", str(config_file), "--out", str(out_dir), "--no-progress"]) == 0  # released
+
+
+def test_a_second_process_on_the_same_folder_is_refused(config_file: Path, tmp_path: Path) -> None:
+    out_dir = tmp_path / "res"
+    code = (
+        "import sys, time; from pathlib import Path; from learners.experiment import _FolderLock\n"
+        f"with _FolderLock(Path({str(out_dir)!r})):\n"
+        "    print('locked', flush=True); time.sleep(30)\n"
+    )
+    out_dir.mkdir()
+    holder = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout is not None
+        assert holder.stdout.readline().strip() == "locked"
+        done = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "learners",
+                "run",
+                str(config_file),
+                "--out",
+                str(out_dir),
+                "--no-progress",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+        assert done.returncode == 2
+        assert f"pid {holder.pid}" in done.stderr
+        assert len(done.stderr.strip().splitlines()) == 1
+    finally:
+        holder.kill()
+        holder.wait()
+
+
+def test_checkpoints_edited_or_replaced_are_refused(
+    config_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import numpy as np
+
+    out_dir = tmp_path / "res"
+    assert main(["run", str(config_file), "--out", str(out_dir), "--no-progress"]) == 0
+    capsys.readouterr()
+    unit = sorted((out_dir / "units").glob("*.npz"))[0]
+    with np.load(unit) as z:
+        arrays = {k: z[k] for k in z.files}
+    arrays["pseudo"] = arrays["pseudo"] * 0.5  # a hand edit: regret halved, hash kept
+    with unit.open("wb") as f:
+        np.savez(f, **arrays)
+    _fails_in_one_line(
+        ["run", str(config_file), "--out", str(out_dir), "--no-progress"], capsys, unit.name, "hash"
+    )
+    unit.unlink()
+    unit.mkdir()  # a checkpoint replaced by a directory
+    _fails_in_one_line(["run", str(config_file), "--out", str(out_dir), "--no-progress"], capsys, unit.name)
+    unit.rmdir()
+    assert main(["run", str(config_file), "--out", str(out_dir), "--no-progress"]) == 0  # recomputed
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "needle"),
+    [
+        ("regret.csv", "garbage\n", "header"),
+        ("regret.csv", ",".join(CSV_COLUMNS) + "\np,a,l,0.5,0,1\n", "fields"),
+        ("regret.csv", ",".join(CSV_COLUMNS) + "\np,a,l,0.5,zero,1,0.1,0.1\n", "line 2"),
+        ("regret.csv", ",".join(CSV_COLUMNS) + "\np,a,l,0.5,0,0,0.1,0.1\n", "round < 1"),
+        ("regret.csv", ",".join(CSV_COLUMNS) + "\np,a,l,0.5,0,1,nan,0.1\n", "non-finite"),
+        ("regret.csv", ",".join(CSV_COLUMNS) + "\np,a,l,,0,1,0.1,0.1\np,a,l,,1,2,0.1,0.1\n", "checkpoints"),
+        ("summary.json", "{not json", "summary.json"),
+        ("summary.json", '{"panels": [{"name": "p"}]}', "summary.json"),
+        ("summary.json", '{"name": "a", "name": "b"}', "twice"),
+    ],
+)
+def test_plot_of_malformed_files_exits_2(
+    name: str, text: str, needle: str, config_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out_dir = tmp_path / "res"
+    assert main(["run", str(config_file), "--out", str(out_dir), "--no-progress"]) == 0
+    capsys.readouterr()
+    (out_dir / name).write_text(text)
+    _fails_in_one_line(["plot", str(out_dir)], capsys, "results=", needle)
+
+
+def test_unreadable_config_and_read_only_folders_exit_2(
+    config_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Permission errors (simulated: the tests may run as root, who reads everything)."""
+    real_read = Path.read_text
+
+    def refuse_config(self: Path, *args: object, **kwargs: object) -> str:
+        if self == config_file:
+            raise PermissionError(13, "Permission denied", str(self))
+        return real_read(self, *args, **kwargs)  # type: ignore[arg-type]
+
+    with monkeypatch.context() as m:
+        m.setattr(Path, "read_text", refuse_config)
+        _fails_in_one_line(
+            ["run", str(config_file), "--out", str(tmp_path / "r")], capsys, "Permission denied"
+        )
+
+    real_mkdir = Path.mkdir
+
+    def refuse_mkdir(self: Path, *args: object, **kwargs: object) -> None:
+        if tmp_path / "ro" in (self, *self.parents):
+            raise PermissionError(13, "Permission denied", str(self))
+        real_mkdir(self, *args, **kwargs)  # type: ignore[arg-type]
+
+    with monkeypatch.context() as m:
+        m.setattr(Path, "mkdir", refuse_mkdir)
+        _fails_in_one_line(
+            ["run", str(config_file), "--out", str(tmp_path / "ro" / "out"), "--no-progress"],
+            capsys,
+            "--out",
+            "Permission denied",
+        )
+
+
+def test_version(capsys: pytest.CaptureFixture[str]) -> None:
+    from importlib import metadata
+
+    with pytest.raises(SystemExit) as info:
+        main(["--version"])
+    assert info.value.code == 0
+    assert capsys.readouterr().out.strip() == f"dp-regret {metadata.version('dpcert')}"
