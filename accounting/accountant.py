@@ -50,6 +50,7 @@ basic composition — is :func:`accounting.composition.sum_up`: summed exactly a
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 from collections.abc import Callable, Iterable
@@ -585,13 +586,16 @@ class Accountant:
 
     # -- serialization ------------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
-        """The ledger as plain data (JSON-ready): relation, precision and events."""
-        return {
+        """The ledger as plain data (JSON-ready): relation, precision, events and ``sha256``, a
+        hash of the rest, so :meth:`from_dict` detects a ledger edited after it was written."""
+        data: dict[str, Any] = {
             "format": "dpcert-ledger/1",
             "neighbouring": self.neighbouring.value,
             "dps": self.dps,
             "events": [{"count": e.count, "mechanism": mechanism_to_dict(e.mechanism)} for e in self._events],
         }
+        data["sha256"] = _ledger_digest(data)
+        return data
 
     def to_json(self, indent: int | None = 2) -> str:
         """The ledger as JSON; :meth:`from_json` rebuilds an equal accountant."""
@@ -599,11 +603,34 @@ class Accountant:
 
     @classmethod
     def from_dict(cls, data: object) -> Accountant:
-        """Rebuild an accountant from :meth:`to_dict` output (validating everything)."""
+        """Rebuild an accountant from :meth:`to_dict` output (validating everything).
+
+        A ledger with a ``sha256`` must match it (a σ, an ε or a count edited by hand is refused);
+        one without (written before the hash existed, or by hand) is accepted as it stands. Every
+        malformed ledger is a :class:`ParameterError` / :class:`ParameterTypeError` naming the field.
+        """
         if not isinstance(data, dict):
             raise ParameterError("ledger", data, "a JSON object (dpcert-ledger/1)")
         if data.get("format") != "dpcert-ledger/1":
             raise ParameterError("format", data.get("format"), "'dpcert-ledger/1'")
+        for key in data:
+            if key not in _LEDGER_FIELDS:
+                valid = "no such field; a ledger has " + ", ".join(_LEDGER_FIELDS)
+                raise ParameterError(str(key), data[key], valid)
+        if "sha256" in data:
+            stated = data["sha256"]
+            try:
+                actual: str | None = _ledger_digest(data)
+            except (TypeError, ValueError, RecursionError):
+                actual = None
+            if stated != actual:
+                raise ParameterError(
+                    "sha256",
+                    stated,
+                    "the hash of the ledger's content: the ledger was changed after it was written (an "
+                    "edited σ, ε or count?); write it again with Accountant.to_json, or delete the sha256 "
+                    "field to account it as it stands",
+                )
         acc = cls(Neighbouring.parse(data.get("neighbouring")), data.get("dps", DEFAULT_DPS))
         events = data.get("events")
         if not isinstance(events, list):
@@ -611,15 +638,28 @@ class Accountant:
         for i, item in enumerate(events):
             if not isinstance(item, dict) or set(item) != {"count", "mechanism"}:
                 raise ParameterError(f"events[{i}]", item, "an object with exactly 'count' and 'mechanism'")
-            acc.compose(mechanism_from_dict(item["mechanism"]), item["count"])
+            count = v.count(f"events[{i}].count", item["count"])
+            try:
+                release = mechanism_from_dict(item["mechanism"])
+            except RecursionError:
+                raise ParameterError(
+                    f"events[{i}].mechanism", "...", "a mechanism nested a few levels deep, not thousands"
+                ) from None
+            except (KeyError, IndexError, AttributeError) as err:  # a malformed field deeper down
+                raise ParameterError(
+                    f"events[{i}].mechanism", item["mechanism"], f"the fields of a mechanism ({err!r})"
+                ) from None
+            acc.compose(release, count)
         return acc
 
     @classmethod
     def from_json(cls, text: str) -> Accountant:
-        """Inverse of :meth:`to_json`."""
+        """Inverse of :meth:`to_json` (a key given twice in one object is refused, naming it)."""
+        if not isinstance(text, str | bytes | bytearray):
+            raise ParameterTypeError("ledger", text, "JSON text")
         try:
-            data = json.loads(text)
-        except (json.JSONDecodeError, RecursionError) as err:
+            data = json.loads(text, object_pairs_hook=_unique_keys)
+        except (json.JSONDecodeError, RecursionError, UnicodeDecodeError) as err:
             raise ParameterError("ledger", text[:40], f"JSON text ({type(err).__name__})") from None
         return cls.from_dict(data)
 
@@ -632,6 +672,26 @@ class Accountant:
 
     def __repr__(self) -> str:
         return f"Accountant({self.neighbouring.value}, {len(self._events)} events)"
+
+
+_LEDGER_FIELDS = ("format", "neighbouring", "dps", "events", "sha256")
+
+
+def _ledger_digest(data: dict[str, Any]) -> str:
+    """``sha256:`` of a ledger's fields other than ``sha256``, as canonical JSON."""
+    body = {k: val for k, val in data.items() if k != "sha256"}
+    text = json.dumps(body, sort_keys=True, separators=(",", ":"))
+    return "sha256:" + hashlib.sha256(text.encode()).hexdigest()
+
+
+def _unique_keys(items: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object whose keys are all different (``json.loads`` would keep the last silently)."""
+    out: dict[str, Any] = {}
+    for key, value in items:
+        if key in out:
+            raise ParameterError(key, value, "a key given once in its object (this one appears twice)")
+        out[key] = value
+    return out
 
 
 # -- helpers of the routes ------------------------------------------------------------------

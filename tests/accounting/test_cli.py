@@ -185,18 +185,42 @@ def test_published_route_option(capsys: pytest.CaptureFixture[str]) -> None:
 @pytest.mark.parametrize(
     ("argv", "option"),
     [
-        (["epsilon", "--noise", "gaussian", "--sigma", "1", "--users", "4", "--delta", "1e-5",
-          "--neighbouring", "add-remove"], "add-remove"),
-        (["epsilon", "--noise", "gaussian", "--sigma", "1", "--delta", "1e-5", "--neighbouring", "both"],
-         "--neighbouring"),
-        (["epsilon", "--noise", "gaussian", "--sigma", "1", "--delta", "1e-5", "--sampling-rate", "0"],
-         "--sampling-rate"),
-        (["epsilon", "--noise", "gaussian", "--sigma", "1", "--delta", "1e-5", "--sampling-rate", "1.5"],
-         "--sampling-rate"),
-        (["epsilon", "--noise", "gaussian", "--sigma", "1", "--delta", "1e-5", "--sampling", "fixed"],
-         "--sampling"),
-        (["epsilon", "--noise", "gaussian", "--sigma", "1", "--delta", "1e-5", "--route", "published:x"],
-         "--route"),
+        (
+            [
+                "epsilon",
+                "--noise",
+                "gaussian",
+                "--sigma",
+                "1",
+                "--users",
+                "4",
+                "--delta",
+                "1e-5",
+                "--neighbouring",
+                "add-remove",
+            ],
+            "add-remove",
+        ),
+        (
+            ["epsilon", "--noise", "gaussian", "--sigma", "1", "--delta", "1e-5", "--neighbouring", "both"],
+            "--neighbouring",
+        ),
+        (
+            ["epsilon", "--noise", "gaussian", "--sigma", "1", "--delta", "1e-5", "--sampling-rate", "0"],
+            "--sampling-rate",
+        ),
+        (
+            ["epsilon", "--noise", "gaussian", "--sigma", "1", "--delta", "1e-5", "--sampling-rate", "1.5"],
+            "--sampling-rate",
+        ),
+        (
+            ["epsilon", "--noise", "gaussian", "--sigma", "1", "--delta", "1e-5", "--sampling", "fixed"],
+            "--sampling",
+        ),
+        (
+            ["epsilon", "--noise", "gaussian", "--sigma", "1", "--delta", "1e-5", "--route", "published:x"],
+            "--route",
+        ),
     ],
 )
 def test_relation_and_sampling_errors_exit_2(
@@ -214,8 +238,10 @@ def test_relation_and_sampling_errors_exit_2(
 
 
 def test_rdp_goes_through_the_ledger(capsys: pytest.CaptureFixture[str]) -> None:
-    data = _json(capsys, ["rdp", "--noise", "gaussian", "--sigma", "2", "--alpha", "2", "10",
-                          "--compositions", "3", "--json"])
+    data = _json(
+        capsys,
+        ["rdp", "--noise", "gaussian", "--sigma", "2", "--alpha", "2", "10", "--compositions", "3", "--json"],
+    )
     assert data["rdp"] == {"2.0": 0.75, "10.0": 3.75}  # 3 × α/(2σ²), exact
 
 
@@ -231,11 +257,100 @@ def test_ledger_subcommand_reaccounts_a_saved_ledger(
     assert data["epsilon"] == float(acc.epsilon(1e-6))
     assert data["neighbouring"] == "add-remove"
     bad = tmp_path / "bad.json"  # type: ignore[operator]
-    bad.write_text('{"format": "dpcert-ledger/1", "neighbouring": "replace-one", "events": [{"count": 0, '
-                   '"mechanism": {"type": "PureDP", "epsilon": 1, "source": "x"}}]}')
-    for argv in (["ledger", str(bad), "--delta", "1e-6"], ["ledger", str(path)],
-                 ["ledger", str(tmp_path / "missing.json"), "--delta", "1e-6"]):  # type: ignore[operator]
+    bad.write_text(
+        '{"format": "dpcert-ledger/1", "neighbouring": "replace-one", "events": [{"count": 0, '
+        '"mechanism": {"type": "PureDP", "epsilon": 1, "source": "x"}}]}'
+    )
+    for argv in (
+        ["ledger", str(bad), "--delta", "1e-6"],
+        ["ledger", str(path)],
+        ["ledger", str(tmp_path / "missing.json"), "--delta", "1e-6"],
+    ):  # type: ignore[operator]
         assert main(argv) == 2
         err = capsys.readouterr().err
         assert "error:" in err
         assert "Traceback" not in err
+
+
+def _exit_2_one_line(argv: list[str], capsys: pytest.CaptureFixture[str], *needles: str) -> None:
+    try:
+        code = main(argv)
+    except SystemExit as err:
+        code = int(err.code or 0)
+    err_text = capsys.readouterr().err
+    assert code == 2, err_text
+    assert len(err_text.strip().splitlines()) == 1, err_text
+    assert "Traceback" not in err_text
+    for needle in needles:
+        assert needle in err_text, err_text
+
+
+def test_a_ledger_edited_by_hand_is_refused(
+    tmp_path: pytest.TempPathFactory, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A saved ledger carries a hash of its content: a changed σ, ε or count is detected."""
+    from accounting import Accountant, AdditiveNoise, Gaussian, PureDP
+
+    acc = Accountant().compose(AdditiveNoise(Gaussian(2.0)), 10).compose(PureDP(0.5, "cited"), 2)
+    text = acc.to_json()
+    assert '"sha256": "sha256:' in text
+    path = tmp_path / "ledger.json"  # type: ignore[operator]
+    for old, new in (('"sigma": 2.0', '"sigma": 20.0'), ('"epsilon": 0.5', '"epsilon": 0.05'),
+                     ('"count": 10', '"count": 1')):  # fmt: skip
+        assert old in text
+        path.write_text(text.replace(old, new))
+        _exit_2_one_line(["ledger", str(path), "--delta", "1e-6"], capsys, str(path), "sha256", "changed")
+    # without the hash (an older ledger, or one written by hand) it is accounted as it stands
+    data = json.loads(text)
+    del data["sha256"]
+    path.write_text(json.dumps(data))
+    assert main(["ledger", str(path), "--delta", "1e-6"]) == 0
+    assert "epsilon =" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("text", "needle"),
+    [
+        ('{"format": "dpcert-ledger/1", "format": "dpcert-ledger/1", "neighbouring": "replace-one", '
+         '"events": []}', "twice"),
+        ('{"format": "dpcert-ledger/1", "neighbouring": "replace-one", "events": [], "extra": 1}', "extra"),
+        ('{"format": "dpcert-ledger/1", "neighbouring": "replace-one", "events": [{"count": 1e30, '
+         '"mechanism": {"type": "PureDP", "epsilon": 1, "source": "x"}}]}', "count"),
+        ('{"format": "dpcert-ledger/1", "neighbouring": "replace-one", "events": [{"count": 2.5, '
+         '"mechanism": {"type": "PureDP", "epsilon": 1, "source": "x"}}]}', "count"),
+        ("[" * 100_000, "JSON"),
+        ('{"format": "dpcert-ledger/1", "neighbouring": "replace-one", "events": [{"count": 1, "mechanism": '
+         + '{"type": "PoissonSampled", "rate": 0.5, "mechanism": ' * 3000 + "{}" + "}" * 3000 + "}]}",
+         "ledger"),
+        ("\xff\xfe not utf-8", "UTF-8"),
+    ],
+)  # fmt: skip
+def test_malformed_ledger_files_exit_2(
+    text: str, needle: str, tmp_path: pytest.TempPathFactory, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "ledger.json"  # type: ignore[operator]
+    if text.startswith("\xff"):
+        path.write_bytes(b"\xff\xfe not utf-8")
+    else:
+        path.write_text(text)
+    _exit_2_one_line(["ledger", str(path), "--delta", "1e-6"], capsys, needle)
+
+
+def test_ledger_loading_never_raises_key_or_recursion_errors() -> None:
+    from accounting import Accountant
+
+    deep: dict[str, object] = {}
+    for _ in range(5000):
+        deep = {"type": "PoissonSampled", "rate": 0.5, "mechanism": deep}
+    head = {"format": "dpcert-ledger/1", "neighbouring": "replace-one"}
+    gaussian = {"type": "AdditiveNoise", "noise": {"type": "Gaussian"}, "sensitivity": 1}
+    skellam = {"type": "AdditiveNoise", "noise": {"type": "Skellam", "mu1": 1}, "sensitivity": 1}
+    for data in (
+        head | {"events": [{"count": 1, "mechanism": deep}]},
+        head | {"events": [{"count": 1, "mechanism": gaussian}]},
+        head | {"events": [{"count": 1, "mechanism": skellam}]},
+    ):
+        with pytest.raises((ValueError, TypeError)) as err:
+            Accountant.from_dict(data)
+        assert not isinstance(err.value, KeyError | RecursionError)
+        assert hasattr(err.value, "name")
