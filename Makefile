@@ -13,7 +13,7 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 lint: $(STAMP)
-	$(VENV)/bin/ruff check accounting learners verification tests
+	$(VENV)/bin/ruff check accounting learners verification tests examples
 
 typecheck: $(STAMP)
 	$(VENV)/bin/mypy --strict accounting learners verification
