@@ -64,6 +64,8 @@ def smallest(
     rtol: float = 0.0,
     log: bool = False,
     max_steps: int = 400,
+    f_lo: float = math.nan,
+    f_hi: float = math.nan,
 ) -> float:
     """The smallest float ``x ∈ (lo, hi]`` where ``condition`` holds, for a condition that holds
     from some point on (``condition(lo)`` false, ``condition(hi)`` true, ``lo < hi`` finite).
@@ -81,6 +83,9 @@ def smallest(
         Take the secant steps in ``ln x`` (for scale parameters; needs ``lo > 0``).
     max_steps : int
         A bound on evaluations (the bracket is returned as reached, still certified).
+    f_lo, f_hi : float
+        The excess already evaluated at ``lo`` and ``hi`` (``nan``: not known), so that the first
+        step can be a secant step (a caller that bracketed the crossing has them).
 
     Returns
     -------
@@ -89,12 +94,16 @@ def smallest(
         the given ``hi``).
     """
     _bracket(lo, hi, log)
-    f_lo = f_hi = math.nan
     side = 0
     for _ in range(max_steps):
         if hi - lo <= rtol * abs(hi):
             break
         x = _secant(lo, hi, f_lo, f_hi, log)
+        if x is not None and rtol > 0:
+            # A secant point within rtol/2 of an end moves to rtol/2 from it, past the predicted
+            # crossing: its evaluation then closes the bracket instead of creeping toward it.
+            margin = rtol * abs(hi) / 2
+            x = min(max(x, lo + margin), hi - margin) if hi - lo > 2 * margin else x
         if x is None:
             x = _between(lo, hi)
             if x is None:

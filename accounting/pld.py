@@ -127,7 +127,7 @@ import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
-from functools import cached_property
+from functools import cached_property, lru_cache
 from typing import NamedTuple
 
 import mpmath.libmp
@@ -148,7 +148,7 @@ from accounting._certified import (
     to_interval,
     upper,
 )
-from accounting.divergence import _check_size
+from accounting.divergence import _check_size, _tables
 from accounting.errors import ParameterError, ParameterTypeError, UnsupportedError, UnsupportedEventError
 from accounting.mechanisms import AdditiveNoise, ApproxDP, DistributedSum, Mechanism, PureDP
 from accounting.neighbouring import Neighbouring
@@ -1229,14 +1229,8 @@ def _pair_atoms(
     """
     if isinstance(pair, _CitedPair):
         return _cited_atoms(pair, dps)
-    shift = pair.shift_pair
-    if shift is not None:
-        noise, d = shift
-        if isinstance(noise, DiscreteLaplace):
-            return _discrete_laplace_atoms(noise, d, dps)
-        return _window_atoms(*pair.sides(), bits, dps, (noise, d))
-    if pair.lattice:
-        return _window_atoms(*pair.sides(), bits, dps, None)
+    if pair.shift_pair is not None or pair.lattice:
+        return _lattice_atoms(pair, bits, dps)
     if spacing is None:
         raise AssertionError("continuous pairs need a spacing")
     tables = {} if tables is None else tables
@@ -1247,6 +1241,19 @@ def _pair_atoms(
         )
     table = tables[pair]
     return _Atoms([], table, mp.zero, mp.zero, None, _flat_bottom(table))
+
+
+@lru_cache(maxsize=16)
+def _lattice_atoms(pair: MixturePair, bits: int, dps: int) -> _Atoms:
+    """The atoms of a lattice pair (no spacing needed), kept: the default spacing and the grid
+    of one ledger read the same window tables, whose certified PMFs dominate the cost."""
+    shift = pair.shift_pair
+    if shift is not None:
+        noise, d = shift
+        if isinstance(noise, DiscreteLaplace):
+            return _discrete_laplace_atoms(noise, d, dps)
+        return _window_atoms(*pair.sides(), bits, dps, (noise, d))
+    return _window_atoms(*pair.sides(), bits, dps, None)
 
 
 def _flat_bottom(table: _CellTable) -> Mpf | None:
@@ -1312,14 +1319,20 @@ def _window_atoms(
     aq, bq = q.window(mass, dps)
     a, b = min(ap, aq), max(bp, bq)
     _check_size(a, b, "the privacy-loss distribution")
-    ps = p.pmf_intervals(a, b, dps)
-    qs = q.pmf_intervals(a, b, dps)
+    ps, qs = _tables(p, q, a, b, dps)  # one table of the base noise for a shift pair
     base = p.shift if isinstance(p, Shifted) else 0
     with precision(dps):
         lattice = None if shift_pair is None else _exact_lattice(*shift_pair)
         inf_hi = iv.mpf(p.cdf_bound(a - 1, dps)) + iv.mpf(p.sf_bound(b + 1, dps))
         inf_lo = iv.mpf(0)
         points: list[_Point] = []
+        logs: dict[int, Interval] = {}  # a shift pair's two tables share entries: one log each
+
+        def log(x: Interval) -> Interval:
+            if id(x) not in logs:
+                logs[id(x)] = iv.log(x)
+            return logs[id(x)]
+
         for x, px, qx in zip(range(a, b + 1), ps, qs, strict=True):
             if upper(px) == 0:
                 continue
@@ -1328,7 +1341,7 @@ def _window_atoms(
                 if upper(qx) == 0:
                     inf_lo += iv.mpf(lower(px))
                 continue
-            loss = iv.log(px) - iv.log(qx)
+            loss = log(px) - log(qx)
             j = None
             if lattice is not None:
                 j = x - base
@@ -1479,9 +1492,15 @@ def _split_rule(loss: Interval, h: float) -> _SplitRule:
     j_hi = _ceil_steps(top, hf)
     if j_lo == j_hi:
         return _SplitRule(j_lo, j_hi, mp.one)
-    step = iv.mpf(h)
-    w = (1 - iv.exp(-(iv.mpf(top) - j_lo * step))) / (1 - iv.exp(-step))
-    return _SplitRule(j_lo, j_hi, min(mp.one, max(mp.zero, upper(w))))
+    # The directed roundings of mpmath's libmp, as mpmath.iv uses them, without its per-operation
+    # overhead (a lattice window has thousands of atoms): every step rounds toward a larger w.
+    lib, prec = mpmath.libmp, iv.prec
+    step = lib.from_float(h)
+    d = lib.mpf_sub(_raw(top), lib.mpf_mul(lib.from_int(j_lo), step), prec, "c")
+    num = lib.mpf_sub(lib.fone, lib.mpf_exp(lib.mpf_neg(d), prec, "f"), prec, "c")
+    den = lib.mpf_sub(lib.fone, lib.mpf_exp(lib.mpf_neg(step), prec, "c"), prec, "f")
+    w = mp.make_mpf(lib.mpf_div(num, den, prec, "c"))
+    return _SplitRule(j_lo, j_hi, min(mp.one, max(mp.zero, w)))
 
 
 def _split(loss: Interval, h: float, p_up: int, pess: dict[int, int]) -> None:
@@ -2073,7 +2092,7 @@ def default_spacing(pairs: Sequence[_Pair], dps: int = DEFAULT_DPS, compositions
         if isinstance(pair, MixturePair) and pair.shift_pair is None:
             candidates.append(_mixture_default_spacing(pair))
         else:
-            atoms = _pair_atoms(pair, None, _bits(15), 15)
+            atoms = _pair_atoms(pair, None, _bits(dps), dps)
             candidates.append(_refined_spacing(atoms, _default_spacing(atoms), compositions))
     h = max(candidates)
     for pair in pairs:
