@@ -54,7 +54,7 @@ import hashlib
 import json
 import math
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from fractions import Fraction
 from typing import Any, Literal
 
@@ -404,7 +404,7 @@ class Accountant:
     def rdp(self, alpha: float) -> float:
         """``Σ count·D_α`` of the events at order ``alpha``, summed exactly and rounded up."""
         a = v.order("alpha", alpha)
-        return self._rdp_curve(self._pairs()).at(a) if self._events else 0.0
+        return self._rdp_curve(self._pairs(), strict=True)[0].at(a) if self._events else 0.0
 
     def _pairs(self) -> list[tuple[Event, Mechanism]]:
         return list(zip(self._events, self._views, strict=True))
@@ -490,8 +490,18 @@ class Accountant:
                 raise UnsupportedError("an event is not zCDP (its D_α/α is unbounded)")
             return _zcdp_answer(rho, at, want_epsilon)
         if route == "rdp":
-            curve = self._rdp_curve(pairs)
-            return _rdp_answer(curve, at, want_epsilon, self._search(pairs))
+            curve, terms = self._rdp_curve(pairs)
+            answer = _rdp_answer(curve, at, want_epsilon, self._search(pairs))
+            if mp.isinf(answer.hi) or (not want_epsilon and answer.hi >= 1):
+                refused = sorted({reason for term in terms for reason in term.refused})
+                why = (
+                    "the exact Rényi sums were refused at every order tried: " + "; ".join(refused)
+                    if refused
+                    else "an event's Rényi divergence is infinite at every order tried (P is not "
+                    "absolutely continuous with respect to Q)"
+                )
+                raise UnsupportedError(f"the RDP route certifies nothing here: {why}")
+            return answer
         if route == "pld":
             return self._pld(pairs, at, want_epsilon)
         return self._published(route, pairs, at, want_epsilon)
@@ -515,12 +525,16 @@ class Accountant:
                 return False
         return True
 
-    def _rdp_curve(self, pairs: list[tuple[Event, Mechanism]]) -> RdpCurve:
-        terms = [RdpCurve.from_function(_RdpOf(m, self.dps)).scale(e.count) for e, m in pairs]
-        total = terms[0]
-        for t in terms[1:]:
-            total = total + t
-        return total
+    def _rdp_curve(
+        self, pairs: list[tuple[Event, Mechanism]], strict: bool = False
+    ) -> tuple[RdpCurve, list[_RdpOf]]:
+        """The ledger's RDP curve and its events' terms (which record the orders refused)."""
+        terms = [_RdpOf(m, self.dps, strict) for _, m in pairs]
+        curves = [RdpCurve.from_function(t).scale(e.count) for t, (e, _) in zip(terms, pairs, strict=True)]
+        total = curves[0]
+        for c in curves[1:]:
+            total = total + c
+        return total, terms
 
     @staticmethod
     def _search(pairs: list[tuple[Event, Mechanism]]) -> dict[str, Any]:
@@ -778,17 +792,28 @@ def _rdp_answer(curve: RdpCurve, at: float, want_epsilon: bool, search: dict[str
 
 @dataclass(frozen=True)
 class _RdpOf:
-    """One event's exact RDP at an order, rounded up (``inf`` where the exact sum is refused)."""
+    """One event's exact RDP at an order, rounded up.
+
+    Where the exact sum is refused at an order (``UnsupportedError``) the value is ``inf``, so that
+    the optimiser moves to other orders, and the reason is kept in ``refused``: a route whose
+    every order was refused says why instead of answering ``∞`` (``strict`` raises at once).
+    """
 
     mechanism: Mechanism
     dps: int
+    strict: bool = False
+    refused: list[str] = field(default_factory=list, compare=False, hash=False)
 
     def __call__(self, alpha: float) -> float:
         try:
             return self.mechanism.rdp(alpha, self.dps).upper
         except UnsupportedEventError:
             raise
-        except UnsupportedError:
+        except UnsupportedError as err:
+            if self.strict:
+                raise
+            if len(self.refused) < 4:
+                self.refused.append(f"{self.mechanism!r}: {err}")
             return math.inf  # an order too large to sum exactly: the optimiser moves elsewhere
 
 

@@ -393,8 +393,18 @@ class DiscreteLaplace(LatticeNoise):
         return self.max_privacy_loss(shift) / alpha
 
     def variance(self) -> float:
-        q = float(self.decay) if self.decay is not None else math.exp(-1 / float(self.scale))
-        return 2 * q / (1 - q) ** 2
+        # 2q/(1-q)^2 with 1 - q = -expm1(-1/b): 1 - exp(-1/b) cancels to 0 for a scale near 1e16.
+        if self.decay is not None:
+            q = float(self.decay)
+            gap = 1 - q
+        else:
+            gap = -math.expm1(-1 / float(self.scale))
+            q = 1 - gap
+        value = 2 * q / gap / gap
+        if not math.isfinite(value):
+            valid = "a scale whose variance (about 2 scale^2) is below 1.8e308"
+            raise ParameterError("scale", self.scale, valid)
+        return value
 
     def pmf(self, x: ArrayLike) -> FloatArray:
         xs = _as_int_array(x)
@@ -472,6 +482,10 @@ class Polya(LatticeNoise):
         r = to_interval(self.r)
         beta = to_interval(self.beta)
         e_theta = iv.mpf(t) / (beta * (r + t))
+        if not (1 - beta * e_theta).a > 0:
+            # For a tiny r that point is within rounding of the pole e^θ = 1/β (at any working
+            # precision some r is): the bound holds at every 1 < e^θ < 1/β, so take the midpoint.
+            e_theta = (1 + 1 / beta) / 2
         return ((1 - beta) / (1 - beta * e_theta)) ** r * iv.exp(-t * iv.log(e_theta))
 
     def _cdf(self, t: int) -> Interval:
@@ -574,6 +588,9 @@ class Skellam(LatticeNoise):
     def __init__(self, variance: Param, mean: int = 0) -> None:
         half = _param("variance", variance)
         half = half / 2
+        if half < 2.2250738585072014e-308:  # a subnormal rate (or 0: Skellam(5e-324)) inverts to inf
+            valid = "a variance >= 4.5e-308 (each rate, variance/2, a normal float)"
+            raise ParameterError("variance", variance, valid)
         object.__setattr__(self, "mu1", half)
         object.__setattr__(self, "mu2", half)
         object.__setattr__(self, "offset", v.integer("mean", mean))
@@ -709,20 +726,24 @@ class Skellam(LatticeNoise):
         lo[big] = hi[big] = 1 << bits
         lo[big + 1] = to_int(shift(lower(r)._mpf_, bits), "f")
         hi[big + 1] = to_int(shift(upper(r)._mpf_, bits), "c")
+        # The returned J_k keep the scale they were computed at; only the running pair is
+        # shifted. (Shifting the stored J_k too lost every bit of J_1 = I_1/I_K relative to J_0
+        # when z is tiny: Skellam of variance 1e-300 had P(X = ±1) enclosed in [0, 3e-81].)
+        out_lo, out_hi = lo[:], hi[:]
         limit = 3 * bits
         e = 0
         for k in range(big, 0, -1):
             lo[k - 1] = lo[k + 1] + ((2 * k * c_lo * lo[k]) >> bits)
             hi[k - 1] = hi[k + 1] - ((-2 * k * c_hi * hi[k]) >> bits)
             exps[k - 1] = e
+            out_lo[k - 1], out_hi[k - 1] = lo[k - 1], hi[k - 1]
             if hi[k - 1].bit_length() > limit:
                 s = hi[k - 1].bit_length() - 2 * bits
                 e += s
                 for i in (k - 1, k):
                     lo[i] >>= s
                     hi[i] = -((-hi[i]) >> s)
-                    exps[i] = e
-        return lo, hi, exps
+        return out_lo, out_hi, exps
 
     def _rate_pairs(self) -> tuple[tuple[Param, Param], tuple[Param, Param]]:
         return ((self.mu1, self.mu2), (self.mu2, self.mu1))
@@ -750,14 +771,35 @@ class Skellam(LatticeNoise):
 
     def renyi_prior(self, shift: int, alpha: float) -> RenyiPrior:
         # Agarwal–Kairouz–Liu 2021 Thm 3.5 at the integer order β = max(2, ceil(2α)), for the
-        # symmetric part of variance 2 min(μ1, μ2) (the rest is independent post-processing).
+        # symmetric part of variance 2 min(μ1, μ2) (the rest is independent post-processing),
+        # or the Poisson shift bound (:meth:`_poisson_shift_prior`) where it is smaller: the
+        # AKL bound grows as 1/variance (Skellam of variance 1e-300: about 1e300, a Hölder
+        # window beyond any exact sum; the shift bound is 691.5).
         from accounting.bounds import skellam_rdp_akl
 
         beta = max(2, math.ceil(2 * alpha))
         if shift == 0:
             return RenyiPrior(beta, mp.zero)
         variance = 2 * min(self.mu1, self.mu2)
-        return RenyiPrior(beta, mp.mpf(skellam_rdp_akl(beta, variance, abs(shift))))
+        akl = mp.mpf(skellam_rdp_akl(beta, variance, abs(shift)))
+        return RenyiPrior(beta, min(akl, self._poisson_shift_prior(shift, beta)))
+
+    def _poisson_shift_prior(self, shift: int, beta: int) -> Mpf:
+        """An upper bound on ``D_β(X + Δ || X)`` from the Poisson part that the shift moves.
+
+        ``X + Δ = offset + (N1 + Δ) - N2`` (``Δ > 0``; ``N2 + |Δ|`` for ``Δ < 0``), so by
+        post-processing ``D_β(X + Δ || X) <= D_β(N + Δ || N)`` for ``N ~ Poisson(μ)``, whose sum
+        is ``E[((K+1)···(K+Δ)/μ^Δ)^{β-1}]`` over ``K ~ Poisson(μ)``; with
+        ``(K+1)···(K+Δ) <= Δ! e^{ΔK}`` and the Poisson MGF,
+        ``D_β <= ln(Δ!/μ^Δ) + μ(e^{Δ(β-1)} - 1)/(β - 1)`` (rounded up).
+        """
+        d = abs(shift)
+        rate = self.mu1 if shift > 0 else self.mu2
+        with precision(DEFAULT_DPS):
+            mu = to_interval(rate)
+            value = iv.log(iv.mpf(math.factorial(d))) - d * iv.log(mu)
+            value += mu * (iv.exp(iv.mpf(d * (beta - 1))) - 1) / (beta - 1)
+            return upper(value)
 
     def max_privacy_loss(self, shift: int) -> Mpf:
         # I_{k-Δ}(z)/I_k(z) grows without bound in k: no pure DP.

@@ -1510,7 +1510,7 @@ def _split(loss: Interval, h: float, p_up: int, pess: dict[int, int]) -> None:
 
 
 def _table_grids(
-    table: _CellTable, h: float, bits: int, pess: dict[int, int], q_atoms: list[Atom]
+    table: _CellTable, h: float, bits: int, pess: dict[int, int], q_atoms: list[Atom], q_bits: int
 ) -> Mpf:
     """Put the cells of a continuous pair on both sides of the grid; returns the ``P``-mass at ``+∞``.
 
@@ -1523,11 +1523,10 @@ def _table_grids(
     ``P``-mass of a top tail with ``L -> +∞`` goes to ``+∞``, that of a bottom tail with
     ``L -> -∞`` to the loss at the window's end (higher than its own).
 
-    **Optimistic.** Each cell is one ``Q``-atom at a lower bound of its ``Q``-mean loss
-    (Hoeffding's lemma for ``L ∈ [l_a, l_b]`` under ``Q`` given the cell:
-    ``ln E[e^L] <= E[L] + (l_b - l_a)^2/8``, and ``E[e^L] = P/Q``, so
-    ``E[L] >= ln(P/Q) - (l_b - l_a)^2/8``; and ``E[L] >= l_a``), for :func:`_contract`. The
-    tails beyond the window are dropped.
+    **Optimistic.** Each cell merged into one output (a post-processing): an atom of ``Q``-mass
+    ``Q`` (``q_bits`` fractional bits) at a lower bound of its loss ``ln(P/Q)`` (and ``>= l_a``),
+    with ``P/Q`` bounded from below, for :func:`_merged_blocks`. The tails beyond the window are
+    dropped.
     """
     hf = Fraction(h)
     losses = table.losses
@@ -1574,7 +1573,7 @@ def _table_grids(
             p_bottom = min(cap, max(mp.zero, upper((q - p * eb) / gap)))
             rule(i).apply(_fixed(p_bottom, bits, "c"), pess)
             rule(i + 1).apply(_fixed(p_top, bits, "c"), pess)
-        m = _fixed(lower(q), bits, "f")
+        m = _fixed(lower(q), q_bits, "f")
         if m > 0 and lower(p) > 0:
             ratio = p / q
             merged = max(low, lower(iv.log(ratio)))
@@ -1600,12 +1599,14 @@ class _Sweep:
     error is what the choice of sweeps in :func:`_contract` keeps small.
 
     Alongside each block's ``Q``-mass it adds up the ``P``-masses of its pieces (``Q``-piece times
-    a lower bound ``r`` of the atom's ``P/Q``, :data:`_RATIO_BITS` fractional bits, rounded down).
+    a lower bound ``r`` of the atom's ``P/Q``, :data:`_RATIO_BITS` fractional bits, rounded down;
+    ``shift`` also drops the extra fractional bits that the ``Q``-masses carry, see :func:`_from_atoms`).
     """
 
-    def __init__(self, unit: int, upward: bool) -> None:
+    def __init__(self, unit: int, upward: bool, shift: int = _RATIO_BITS) -> None:
         self.unit = unit
         self.upward = upward
+        self.shift = shift
         self.out: dict[int, int] = {}
         self.out_p: dict[int, int] = {}
         self.mass = 0
@@ -1621,10 +1622,10 @@ class _Sweep:
         unit = self.unit
         self.target = -((-t) // unit) if self.upward else t // unit
         if t == self.target * unit:
-            self._close(self.target, m, (m * r) >> _RATIO_BITS)
+            self._close(self.target, m, (m * r) >> self.shift)
             self.mass = self.moment = self.p = 0
         else:
-            self.mass, self.moment, self.p = m, m * t, (m * r) >> _RATIO_BITS
+            self.mass, self.moment, self.p = m, m * t, (m * r) >> self.shift
 
     def add(self, t: int, m: int, r: int = 0) -> None:
         if m <= 0:
@@ -1644,7 +1645,7 @@ class _Sweep:
             self._absorb(t, m, r)
             return
         piece = -((-need) // per) if self.upward else need // per
-        self._close(self.target, self.mass + piece, self.p + ((piece * r) >> _RATIO_BITS))
+        self._close(self.target, self.mass + piece, self.p + ((piece * r) >> self.shift))
         self.mass = self.moment = self.p = 0
         if m > piece:
             self._start(t, m - piece, r)
@@ -1652,14 +1653,15 @@ class _Sweep:
     def _absorb(self, t: int, m: int, r: int) -> None:
         self.mass += m
         self.moment += m * t
-        self.p += (m * r) >> _RATIO_BITS
+        self.p += (m * r) >> self.shift
 
     def leftover_cost(self) -> float:
         """``mass × (mean - ⌊mean⌋)`` of the open block, in grid steps (the first-order loss)."""
         if not self.mass:
             return 0.0
         floor = self.moment // (self.mass * self.unit)
-        return float(self.moment - floor * self.mass * self.unit) / self.unit
+        # In units of the P-masses' scale: the Q-masses carry extra bits (see _from_atoms).
+        return (self.moment - floor * self.mass * self.unit) / (self.unit << (self.shift - _RATIO_BITS))
 
     def finish(self) -> None:
         if self.mass:
@@ -1689,7 +1691,7 @@ def _contract(atoms: Sequence[Atom], frac: int) -> dict[int, int]:
     return _blocks(atoms, frac)[0]
 
 
-def _merged_blocks(atoms: Sequence[Atom], frac: int) -> dict[int, int]:
+def _merged_blocks(atoms: Sequence[Atom], frac: int, extra: int = 0) -> dict[int, int]:
     """The blocks of :func:`_contract` as merged outputs: each with the ``P``-mass of its pieces.
 
     A block of ``Q``-pieces ``c_i`` at losses ``l_i`` with ``Q``-mean ``>= g`` is, merged into one
@@ -1697,30 +1699,31 @@ def _merged_blocks(atoms: Sequence[Atom], frac: int) -> dict[int, int]:
     ``ln(Σ c_i e^{l_i} / Σ c_i) >= Σ c_i l_i / Σ c_i >= g`` (Jensen): put at ``g`` with all of that
     ``P``-mass it lowers δ for every composition. The contraction's ``P``-mass ``e^{g} Σ c_i`` is
     smaller by about the block's variance, a deficit that a ``k``-fold composition multiplies by
-    ``k``; the merge has none.
+    ``k``; the merge has none. The ``Q``-masses carry ``extra`` more fractional bits than the
+    ``P``-masses returned.
     """
-    return _blocks(atoms, frac)[1]
+    return _blocks(atoms, frac, extra)[1]
 
 
-def _blocks(atoms: Sequence[Atom], frac: int) -> tuple[dict[int, int], dict[int, int]]:
+def _blocks(atoms: Sequence[Atom], frac: int, extra: int = 0) -> tuple[dict[int, int], dict[int, int]]:
     ordered = sorted((a[0], a[1], a[2] if len(a) > 2 else 0) for a in atoms if a[1] > 0)
     n = len(ordered)
     unit = 1 << frac
     up_cost = [0.0] * (n + 1)
-    sweep = _Sweep(unit, upward=True)
+    sweep = _Sweep(unit, upward=True, shift=_RATIO_BITS + extra)
     for i, (t, m, _) in enumerate(ordered):
         sweep.add(t, m)
         up_cost[i + 1] = sweep.leftover_cost()
     down_cost = [0.0] * (n + 1)
-    sweep = _Sweep(unit, upward=False)
+    sweep = _Sweep(unit, upward=False, shift=_RATIO_BITS + extra)
     for i in range(n - 1, -1, -1):
         sweep.add(ordered[i][0], ordered[i][1])
         down_cost[i] = sweep.leftover_cost()
     split = min(range(n + 1), key=lambda s: up_cost[s] + down_cost[s])
-    up = _Sweep(unit, upward=True)
+    up = _Sweep(unit, upward=True, shift=_RATIO_BITS + extra)
     for t, m, r in ordered[:split]:
         up.add(t, m, r)
-    down = _Sweep(unit, upward=False)
+    down = _Sweep(unit, upward=False, shift=_RATIO_BITS + extra)
     for t, m, r in reversed(ordered[split:]):
         down.add(t, m, r)
     up.finish()
@@ -1763,20 +1766,24 @@ def _from_atoms(atoms: _Atoms, spacing: float | None, dps: int) -> PrivacyLossDi
             # Losses are measured from the offset, Q-masses scaled by e^offset (_CellTable.shifted).
             offset = atoms.pile if atoms.pile is not None else mp.zero
             scale = iv.exp(iv.mpf(offset))
+            # Q-masses carry enough extra bits that an atom of high loss (Q = P e^{-l}) keeps its
+            # P-mass: Skellam of variance 1e-300 has P ≈ 1 at l = 691.5.
+            extra = _extra_bits(atoms, offset)
+            q_bits = bits + extra
             q_atoms: list[Atom] = []
             for point in atoms.points:
                 loss = point.loss - offset
                 _split(loss, h_float, _fixed(upper(point.p), bits, "c"), pess)
-                m = _fixed(lower(point.q * scale), bits, "f")
+                m = _fixed(lower(point.q * scale), q_bits, "f")
                 if m > 0:
                     ratio = _fixed(lower(iv.exp(loss)), _RATIO_BITS, "f")
                     q_atoms.append((_floor_steps(lower(loss), hf, _LOSS_BITS), m, ratio))
             if atoms.table is not None:
                 with precision(dps + _CELL_DPS):
                     table = atoms.table if offset == 0 else atoms.table.shifted(offset)
-                    tail = _table_grids(table, h_float, bits, pess, q_atoms)
+                    tail = _table_grids(table, h_float, bits, pess, q_atoms, q_bits)
                 infinite_hi = upper(iv.mpf(infinite_hi) + iv.mpf(tail))
-            opt = _merged_blocks(q_atoms, _LOSS_BITS)
+            opt = _merged_blocks(q_atoms, _LOSS_BITS, extra)
             spacing_e = Enclosure.exact(h_float)
             offset_e = Enclosure(offset, offset)
         return PrivacyLossDistribution(
@@ -1788,6 +1795,16 @@ def _from_atoms(atoms: _Atoms, spacing: float | None, dps: int) -> PrivacyLossDi
             pessimistic=_truncate(_Grid.from_dict(pess, _fixed(infinite_hi, bits, "c")), up=True),
             optimistic=_truncate(_Grid.from_dict(opt, _fixed(atoms.infinite_lo, bits, "f")), up=False),
         )
+
+
+def _extra_bits(atoms: _Atoms, offset: Mpf) -> int:
+    """Fractional bits beyond a probability's that a ``Q``-mass ``P e^{-(l - offset)}`` needs to keep
+    the ``P``-mass of the highest finite loss ``l`` of ``atoms`` (8 to spare)."""
+    highs = [upper(p.loss) for p in atoms.points]
+    if atoms.table is not None:
+        highs += [upper(x) for x in atoms.table.losses]
+    top = max(highs, default=mp.zero) - offset
+    return 8 + max(0, math.ceil(float(top) / math.log(2))) if mp.isfinite(top) else 8
 
 
 def _default_spacing(atoms: _Atoms) -> float:

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import math
 from fractions import Fraction
+from typing import Any
 
 import pytest
+from mpmath import mp
 
 from accounting import (
     AdditiveNoise,
+    CenteredBinomial,
     DiscreteGaussian,
     DiscreteLaplace,
     DistributedSum,
@@ -162,3 +165,72 @@ def test_too_wide_single_event_falls_back_to_the_grid_pld() -> None:
     grid = PrivacyLossDistribution.from_mechanism(small).epsilon(1e-5)
     assert grid.lo <= exact.hi
     assert exact.lo <= grid.hi
+
+
+# -- issue 15 §2: the RDP route never answers ∞ by default; tiny Skellam noise ---------------
+
+
+def _skellam_pmf(variance: float, x: int) -> Any:
+    """P(X = x) of the symmetric Skellam by mpmath's Bessel function (independent of the code)."""
+    mu = mp.mpf(variance) / 2
+    return mp.exp(-2 * mu) * mp.besseli(abs(x), 2 * mu)
+
+
+def test_tiny_skellam_epsilon_is_finite_and_exact() -> None:
+    """Skellam of variance 1e-300: P(X = ±1) ≈ 5e-301 was enclosed in [0, 3e-81] (the Bessel
+    recurrence shifted J_1 away with J_0's scale), so ε(1e-6) came out ∞; it is
+    ln((P(X=0) - δ)/P(X=1)) = 691.4686... (the set S = {1} of (X + 1, X), at 60 digits)."""
+    noise = Skellam(1e-300)
+    with mp.workdps(60):
+        p0, p1 = _skellam_pmf(1e-300, 0), _skellam_pmf(1e-300, 1)
+        exact = mp.log((p0 - mp.mpf(1e-6)) / p1)
+        (got_p1,) = noise.pmf_intervals(1, 1, 20)
+        assert mp.mpf(got_p1.a) <= p1 <= mp.mpf(got_p1.b)
+        assert (mp.mpf(got_p1.b) - mp.mpf(got_p1.a)) < p1 * mp.mpf(10) ** -18
+    got = AdditiveNoise(noise).epsilon(1e-6)
+    assert got.lo <= exact <= got.hi
+    assert float(got.hi) == pytest.approx(float(exact), rel=1e-14)
+    answer = Accountant().compose(AdditiveNoise(noise), 1).epsilon(1e-6)
+    assert math.isfinite(float(answer))
+
+
+def test_rdp_route_bounds_tiny_skellam_compositions() -> None:
+    """Two releases of Skellam(1e-300): the RDP route is finite (a Poisson-shift prior bounds the
+    Rényi tails; the AKL prior, about 1e300, made every order's window refused and the route
+    answer ∞), and above the exact ε of the product pair (atoms of S ⊂ {0, 1, 2}², 60 digits)."""
+    mech = AdditiveNoise(Skellam(1e-300))
+    rdp = Accountant().compose(mech, 2).epsilon(1e-6, route="rdp")
+    with mp.workdps(60):
+        single = {x: _skellam_pmf(1e-300, x) for x in range(-3, 4)}
+        atoms = []
+        for a in range(-2, 4):
+            for b in range(-2, 4):
+                p = single[a - 1] * single[b - 1]
+                q = single[a] * single[b]
+                atoms.append((p, q))
+        atoms.sort(key=lambda pq: pq[0] / pq[1], reverse=True)
+        best, sp, sq = mp.zero, mp.zero, mp.zero
+        for p, q in atoms:
+            sp, sq = sp + p, sq + q
+            if sp > 1e-6:
+                best = max(best, mp.log((sp - mp.mpf(1e-6)) / sq))
+    assert best <= rdp.hi < best * (1 + 1e-3)
+    auto = Accountant().compose(mech, 2).epsilon(1e-6)
+    assert auto.lo <= best <= auto.hi
+
+
+@pytest.mark.parametrize(
+    ("mechanism", "match"),
+    [
+        (AdditiveNoise(Skellam(1e12)), "refused at every order"),
+        (AdditiveNoise(CenteredBinomial(8)), "infinite at every order"),
+    ],
+    ids=["window too wide", "finite support"],
+)
+def test_rdp_route_refuses_instead_of_answering_infinity(mechanism: Any, match: str) -> None:
+    """Where no order can be summed (or every divergence is infinite) the RDP route says why."""
+    ledger = Accountant().compose(mechanism, 3)
+    with pytest.raises(UnsupportedError, match=match):
+        ledger.epsilon(1e-6, route="rdp")
+    with pytest.raises(UnsupportedError, match=match):
+        ledger.delta(1.0, route="rdp")
