@@ -108,6 +108,14 @@ __all__ = [
     "event_to_dict",
 ]
 
+#: ``"auto"`` computes the PLD route first when its estimated cost (:meth:`Accountant._pld_cost`,
+#: seconds) is at most this, and otherwise only when the RDP route failed.
+AUTO_PLD_BUDGET = 60.0
+
+#: ``"auto"`` skips the RDP route when the PLD's enclosure ``[lo, hi]`` has ``hi <= lo (1 + margin)``:
+#: no certified route can then improve on it by more than this relative margin.
+AUTO_MARGIN = 1e-3
+
 ROUTES = ("auto", "pld", "rdp", "zcdp", "pure", "published")
 """The routes; ``"published:<name>"`` selects one bound of :data:`PUBLISHED`."""
 
@@ -421,22 +429,72 @@ class Accountant:
         return self._answer(_route_name(route), e, False)
 
     def _answer(self, route: str, at: float, want_epsilon: bool) -> Enclosure:
+        """One route's answer, or for ``"auto"`` the smallest over the routes tried (rule below).
+
+        ``"auto"`` tries ``"pure"`` (free) and the certified routes by expected cost:
+
+        1. the PLD route first, when every event has a dominating pair and its estimated cost
+           (:meth:`_pld_cost`, about a second per unit on the reference machine) is at most
+           :data:`AUTO_PLD_BUDGET`; its precision is raised for a tiny δ (:meth:`_pld`);
+        2. the RDP route, unless the PLD's enclosure ``[lo, hi]`` is finite with
+           ``hi <= lo (1 + AUTO_MARGIN)``: every certified upper bound is at least the true ε,
+           hence at least ``lo``, so no route can win by more than that margin;
+        3. the PLD route after all when it was over budget and the RDP route failed.
+
+        The answer names its route and what each route tried gave (``candidates``); the reasons
+        of routes that refused are in the error when none answers.
+        """
         if not self._events:
             return Enclosure.exact(0).answered("pure" if route == "auto" else route)
         if route != "auto":
             return self._by(route, at, want_epsilon).answered(route)
         tried: dict[str, Enclosure] = {}
-        order = ["pld", "pure"] if self._pld_applies() else ["rdp", "pure"]
-        reasons = []
-        for name in order:
+        reasons: list[str] = []
+
+        def attempt(name: str) -> None:
             try:
                 tried[name] = self._by(name, at, want_epsilon)
             except UnsupportedError as err:
                 reasons.append(f"{name}: {err}")
+
+        attempt("pure")
+        pld_first = self._pld_applies() and self._pld_cost() <= AUTO_PLD_BUDGET
+        if pld_first:
+            attempt("pld")
+        exact = tried.get("pld")
+        settled = (  # hi <= lo (1 + margin), compared exactly (not at mpmath's ambient precision)
+            exact is not None
+            and mp.isfinite(exact.hi)
+            and mp.fsub(exact.hi, exact.lo, exact=True) <= mp.fmul(exact.lo, AUTO_MARGIN, exact=True)
+        )
+        if not settled:
+            attempt("rdp")
+        if not pld_first and "rdp" not in tried and self._pld_applies():
+            attempt("pld")
         if not tried:
             raise UnsupportedError("no route can account this ledger (" + "; ".join(reasons) + ")")
         best = min(tried, key=lambda k: tried[k].hi)
         return tried[best].answered(best, {k: e.upper for k, e in tried.items()})
+
+    def _pld_cost(self) -> float:
+        """A rough cost of the PLD route, in seconds on the reference machine (2 cores).
+
+        Per distinct event: its lattice window (about 20 µs per point for the certified PMFs,
+        losses and grid) or a continuous pair's cells, then ``2 log2(count)`` products of grids
+        of at most :data:`accounting.pld.MAX_GRID_POINTS` points (about 1 µs per point each).
+        It only orders the routes; every answer is certified whatever it says.
+        """
+        from accounting import pld
+
+        total = 0.0
+        for e, m in self._pairs():
+            noise = _noise_of(m)
+            points = 2.0**14  # cells of a continuous or subsampled pair, cited atoms
+            if isinstance(noise, LatticeNoise) and isinstance(m, AdditiveNoise):
+                points = 24 * math.sqrt(noise.variance()) + 2 * float(m.sensitivity) + 1
+            grid = min(pld.MAX_GRID_POINTS, points * 8 * max(1.0, math.sqrt(e.count)))
+            total += 2e-5 * points + 2 * max(1, e.count.bit_length()) * 1e-6 * grid
+        return total
 
     def _by(self, route: str, at: float, want_epsilon: bool) -> Enclosure:
         """The answer of one route, with cited ``(ε, δ)`` guarantees by basic composition."""
@@ -556,8 +614,19 @@ class Accountant:
 
         if any(isinstance(m, AddRemoveSum) for _, m in pairs):
             raise UnsupportedEventError("a distributed sum under add-remove composes by no certified PLD")
-        dist = pld.compose_events([(e.mechanism, e.count) for e, _ in pairs], self.neighbouring, dps=self.dps)
-        return dist.epsilon(at) if want_epsilon else dist.delta(at)
+        items = [(e.mechanism, e.count) for e, _ in pairs]
+        # The PLD resolves probabilities to about 10^-dps: ask for δ or ε at a δ below that and
+        # it answers ∞ (10 discrete Gaussians of σ = 3 at δ = 1e-50). Raise the precision to
+        # resolve the δ asked for (or, for δ(ε), the δ found) with 8 digits to spare.
+        dps = max(self.dps, math.ceil(-math.log10(at)) + 8) if want_epsilon else self.dps
+        dist = pld.compose_events(items, self.neighbouring, dps=dps)
+        if want_epsilon:
+            return dist.epsilon(at)
+        answer = dist.delta(at)
+        if 0 < answer.hi < mp.mpf(10) ** (8 - dps):
+            needed = math.ceil(-float(mp.log10(answer.hi))) + self.dps + 8
+            answer = pld.compose_events(items, self.neighbouring, dps=needed).delta(at)
+        return answer
 
     def _published(
         self, route: str, pairs: list[tuple[Event, Mechanism]], at: float, want_epsilon: bool

@@ -234,3 +234,64 @@ def test_rdp_route_refuses_instead_of_answering_infinity(mechanism: Any, match: 
         ledger.epsilon(1e-6, route="rdp")
     with pytest.raises(UnsupportedError, match=match):
         ledger.delta(1.0, route="rdp")
+
+
+# -- issue 15 §2.4: auto never settles for ∞, and picks by cost ------------------------------
+
+
+def _discrete_gaussian_sum(sigma: float, count: int, reach: int) -> dict[int, Any]:
+    s2 = mp.mpf(sigma) ** 2
+    weights = {x: mp.exp(-mp.mpf(x * x) / (2 * s2)) for x in range(-reach, reach + 1)}
+    norm = mp.fsum(weights.values())
+    single = {x: w / norm for x, w in weights.items()}
+    out = {0: mp.one}
+    for _ in range(count):
+        nxt: dict[int, Any] = {}
+        for z, pz in out.items():
+            for x, px in single.items():
+                nxt[z + x] = nxt.get(z + x, mp.zero) + pz * px
+        out = {z: p for z, p in nxt.items() if abs(z) <= count * reach}
+    return out
+
+
+def test_auto_resolves_a_delta_below_the_default_precision() -> None:
+    """4 discrete Gaussians of σ = 3 at δ = 1e-50: the PLD at 20 digits answered ∞ (its window
+    tails alone are 2^-96) and so did auto. Exact reference: the composition is the pair
+    (Z + 4, Z) with Z the sum of the four noises (its loss is affine in Z), ε(δ) the best
+    threshold set, summed in mpmath at 80 digits."""
+    mech = AdditiveNoise(DiscreteGaussian(3.0))
+    answer = Accountant().compose(mech, 4).epsilon(1e-50)
+    assert answer.route == "pld" and math.isfinite(float(answer))
+    with mp.workdps(80):
+        z = _discrete_gaussian_sum(3.0, 4, 60)
+        delta = mp.mpf(1e-50)
+        best = mp.zero
+        for t in range(-240, 241):
+            p_set = mp.fsum(p for x, p in z.items() if x + 4 >= t)
+            q_set = mp.fsum(p for x, p in z.items() if x >= t)
+            if p_set > delta and q_set > 0:
+                best = max(best, mp.log((p_set - delta) / q_set))
+    assert answer.lo <= best <= answer.hi
+    assert answer.relative_width < 1e-12
+    rdp = Accountant().compose(mech, 4).epsilon(1e-50, route="rdp")
+    assert best < rdp.hi  # the RDP route is finite too, and looser
+    tiny = Accountant().compose(mech, 4).delta(float(best))
+    assert 0 < tiny.lo <= 1e-50 <= tiny.hi < 1.001e-50
+
+
+def test_auto_skips_what_cannot_win_and_what_costs_too_much(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The rule of Accountant._answer: a tight PLD enclosure settles it (no RDP); a margin of 0
+    makes auto try the RDP route too; a PLD over budget is skipped when the RDP route answers."""
+    from accounting import accountant as module
+
+    ledger = Accountant().compose(AdditiveNoise(DiscreteLaplace(3.0)), 30)
+    settled = ledger.epsilon(1e-6)
+    assert settled.route == "pld" and "rdp" not in settled.candidates
+    monkeypatch.setattr(module, "AUTO_MARGIN", 0.0)
+    both = ledger.epsilon(1e-6)
+    assert {"pld", "rdp"} <= set(both.candidates) and both.route == "pld"
+    assert both.candidates["pld"] < both.candidates["rdp"]
+    monkeypatch.setattr(module, "AUTO_PLD_BUDGET", 0.0)
+    cheap = ledger.epsilon(1e-6)
+    assert cheap.route == "rdp" and "pld" not in cheap.candidates
+    assert cheap.hi == both.candidates["rdp"] or float(cheap) == both.candidates["rdp"]
