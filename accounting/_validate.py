@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import sys
 from fractions import Fraction
 
 import mpmath
@@ -51,11 +52,19 @@ def real(name: str, value: object) -> float:
     return as_float
 
 
+#: The smallest positive normal float. A positive parameter below it is subnormal: it has lost
+#: precision, its reciprocal overflows and half of it may be 0 (``Skellam(5e-324)``), so it is refused.
+SMALLEST_POSITIVE = sys.float_info.min
+
+
 def positive(name: str, value: object) -> float:
-    """A finite real ``> 0``."""
+    """A finite real ``> 0`` (and a normal float: at least :data:`SMALLEST_POSITIVE`)."""
     v = real(name, value)
     if not v > 0:
         raise ParameterError(name, value, "a finite real number > 0")
+    if v < SMALLEST_POSITIVE:
+        why = "smaller ones are subnormal floats: inverted, they overflow"
+        raise ParameterError(name, value, f"a real number >= {SMALLEST_POSITIVE!r} ({why})")
     return v
 
 

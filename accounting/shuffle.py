@@ -86,6 +86,10 @@ and every integer it handles must stay exact in binary64 (``< 2^53``)."""
 MIN_DELTA: Final = 1e-100
 """Smallest δ the numerical bound accepts: below it the binary64 fast path could underflow."""
 
+MIN_EPSILON0: Final = 1e-12
+"""Smallest ε0 the numerical bound accepts: its interval arithmetic works at a fixed precision and
+stops finishing near 1e-17 (a smaller ε0 is amplified to at most ε0 itself)."""
+
 _TRIVIAL = "the trivial bound: shuffling is post-processing of the ε0-LDP reports, so (ε0, 0)-DP"
 
 
@@ -664,6 +668,14 @@ def fmt_numerical(epsilon0: float, users: int, delta: float, *, lower: bool = Tr
         ``epsilon`` the certified upper bound (rounded up), ``lower`` the certified lower end.
     """
     e0 = _epsilon0(epsilon0)
+    if e0 < MIN_EPSILON0:
+        raise ParameterError(
+            "epsilon0",
+            epsilon0,
+            f"a local ε0 in [{MIN_EPSILON0:g}, 100] for the numerical bound (its interval arithmetic "
+            "works at a fixed precision, and stops finishing near 1e-17; a smaller ε0 is amplified to "
+            "at most ε0 itself: use fmt-closed or blanket)",
+        )
     n = _numerical_users(users)
     dl = v.open_unit("delta", delta)
     if dl < MIN_DELTA:

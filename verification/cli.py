@@ -25,6 +25,7 @@ import numpy as np
 from accounting import _validate as v
 from accounting.cli import (
     MAX_LATTICE_SHIFT,
+    NOISE_PARAMETERS,
     Parser,
     add_noise_arguments,
     checked,
@@ -35,7 +36,7 @@ from accounting.cli import (
 )
 from accounting.errors import AccountingError, ParameterError
 from accounting.mechanisms import AdditiveNoise, DistributedSum
-from accounting.noise import LatticeNoise
+from accounting.noise import CenteredBinomial, LatticeNoise
 
 #: The most samples ``dp-audit sampler`` draws: the goodness-of-fit test holds every draw in
 #: memory (8 bytes each, and working copies), so 10^8 draws take a few GB.
@@ -44,6 +45,16 @@ MAX_SAMPLER_SAMPLES = 10**8
 #: 10^6 and keeps only counts, at about 10^7 samples a second per core, so 10^12 is about a day of
 #: one machine's work (spread it with ``--scheduler``).
 MAX_AUDIT_SAMPLES = 10**12
+#: The largest noise variance the samplers are asked for: they draw int64 values, and numpy's
+#: Poisson (behind Skellam) takes rates below about 1e19.
+MAX_SAMPLED_VARIANCE = 1e18
+#: The largest noise variance ``dp-audit sampler`` tests: the goodness of fit tabulates the exact
+#: PMF, in interval arithmetic, at every integer of a window some 50 standard deviations wide, which
+#: takes about 10 s at a standard deviation of 5000 and grows with it.
+MAX_FITTED_VARIANCE = 2.5e7
+#: The most binomial trials ``dp-audit sampler`` tests: its exact PMF starts from C(n, k), whose
+#: cost grows with n (about 7 s at 10^6).
+MAX_FITTED_TRIALS = 10**6
 #: How long ``--scheduler`` may take to answer before the audit gives up (seconds).
 CONNECT_TIMEOUT = 4.0
 
@@ -61,12 +72,33 @@ def _emit(args: argparse.Namespace, record: dict[str, Any], text: str, ok: bool)
     return 0 if ok else 1
 
 
+def _sampleable(args: argparse.Namespace, noise: Any, most: float, why: str) -> None:
+    """Refuse, before drawing, a noise too wide to sample or to fit (naming its option)."""
+    variance = noise.variance()
+    if not variance <= most:
+        parameter = NOISE_PARAMETERS[args.noise]
+        raise ParameterError(
+            f"--{parameter}",
+            getattr(args, parameter),
+            f"a noise of variance at most {most:g} (this one has {variance:.3g}"
+            f"{' in total' if args.users > 1 else ''}; {why})",
+        )
+
+
 def _cmd_sampler(args: argparse.Namespace) -> int:
     from verification.goodness_of_fit import check_sampler, exact_share_sum_sampler
 
     share = noise = noise_from_arguments(args)
     if args.users > 1:
         noise = DistributedSum(share, args.users).total_noise
+    _sampleable(args, noise, MAX_FITTED_VARIANCE, "the test tabulates its exact PMF integer by integer")
+    if isinstance(noise, CenteredBinomial) and noise.trials > MAX_FITTED_TRIALS:
+        raise ParameterError(
+            "--trials",
+            args.trials,
+            f"at most {MAX_FITTED_TRIALS} trials in total (the exact PMF starts from C(n, k), whose cost "
+            "grows with n)",
+        )
     if not isinstance(noise, LatticeNoise) or not isinstance(share, LatticeNoise):
         raise AccountingError(f"--noise {args.noise}: goodness of fit needs a noise on the integers")
     # --exact with --users: every user's share by its exact sampler, summed (the protocol's noise).
@@ -110,6 +142,7 @@ def _cmd_mechanism(args: argparse.Namespace) -> int:
         raise ParameterError("--users", args.users, f"1 for --noise {args.noise} (continuous noise)")
     mech = DistributedSum(noise, args.users, args.sensitivity) if args.users > 1 else None
     total = mech.total_noise if mech is not None else noise
+    _sampleable(args, total, MAX_SAMPLED_VARIANCE, "the samplers draw int64 values")
     claimed = args.claimed_epsilon
     if claimed is None:
         claimed = AdditiveNoise(total, args.sensitivity).epsilon(args.delta).upper if args.delta else None

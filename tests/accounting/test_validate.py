@@ -89,3 +89,29 @@ def test_interval_ends_and_reason() -> None:
     assert v.seed("seed", 2**128 - 1) == 2**128 - 1
     with pytest.raises(ParameterError, match="128-bit"):
         v.seed("seed", 2**128)
+
+
+def test_subnormal_parameters_are_refused() -> None:
+    """A positive subnormal float overflows when inverted and halves to 0 (Skellam(5e-324))."""
+    with pytest.raises(ParameterError, match="subnormal"):
+        v.positive("variance", 5e-324)
+    assert v.positive("variance", v.SMALLEST_POSITIVE) == v.SMALLEST_POSITIVE
+
+
+def test_library_overflow_escapes_are_parameter_errors_or_finite() -> None:
+    """The arithmetic escapes of issue 15 on values the validators accept."""
+    from accounting import shuffle
+    from accounting.mechanisms import AdditiveNoise
+    from accounting.noise import DiscreteLaplace, Polya, Skellam
+
+    assert DiscreteLaplace(1e17).variance() == pytest.approx(2e34, rel=1e-12)
+    with pytest.raises(ParameterError, match="scale"):
+        DiscreteLaplace(1e300).variance()
+    for bad in (5e-324, 3e-308):
+        with pytest.raises(ParameterError, match="variance"):
+            Skellam(bad)
+    assert AdditiveNoise(Polya(1e-300, 0.5)).epsilon(1e-5).lo == math.inf  # a one-sided share: unbounded
+    assert Polya(1e-300, 0.5).window(1e-10)[1] < 100
+    with pytest.raises(ParameterError, match="epsilon0"):
+        shuffle.amplify(1e-300, 100, 1e-6)
+    assert shuffle.amplify(1e-300, 100, 1e-6, "fmt-closed").epsilon <= 1e-300

@@ -101,3 +101,36 @@ def test_sampler_exact_reports_fit_and_speed(noise: str, capsys: pytest.CaptureF
 def test_sampler_exact_of_a_continuous_noise_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["sampler", "--noise", "laplace", "--scale", "1", "--exact"]) == 2
     assert "integers" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("argv", "needle"),
+    [
+        ("sampler --noise skellam --variance 1e30 --samples 1000", "--variance"),
+        ("sampler --noise discrete-laplace --scale 1e17 --samples 1000", "--scale"),
+        ("sampler --noise binomial --trials 100000000 --samples 1000", "--trials"),
+        ("sampler --noise skellam --variance 10 --samples 1000000000000", "--samples"),
+        ("sampler --noise skellam --variance 10 --sigma 3", "--sigma"),
+        ("sampler --noise skellam --variance 10 --seed -1", "--seed"),
+        ("mechanism --noise skellam --variance 1e30 --samples 1000", "--variance"),
+        (
+            "mechanism --noise discrete-laplace --scale 10 --sensitivity 100000000000000000000000",
+            "--sensitivity",
+        ),
+        ("mechanism --noise discrete-laplace --scale 10 --samples 1000 --scheduler nonsense", "--scheduler"),
+        (
+            "mechanism --noise discrete-laplace --scale 10 --samples 1000 --scheduler tcp://127.0.0.1:1",
+            "--scheduler",
+        ),
+        ("broken --samples 1000000000000000000000", "--samples"),
+    ],
+)
+def test_bad_input_is_one_line_status_2(argv: str, needle: str, capsys: pytest.CaptureFixture[str]) -> None:
+    try:
+        code = main(shlex.split(argv))
+    except SystemExit as err:
+        code = int(err.code or 0)
+    err_text = capsys.readouterr().err
+    assert code == 2, err_text
+    assert len(err_text.strip().splitlines()) == 1, err_text
+    assert needle in err_text
