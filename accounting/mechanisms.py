@@ -145,9 +145,9 @@ class AdditiveNoise(Mechanism):
         d = v.open_unit("delta", delta)
         dps = v.dps("dps", dps)
         if isinstance(self.noise, Gaussian):
-            return _closed(
-                bounds.gaussian_epsilon_analytic(float(self.noise.sigma), d, self.sensitivity)
-            )
+            from accounting import pld  # one Gaussian mechanism is a composition of one
+
+            return pld.gaussian_composition_epsilon(self.noise.sigma, self.sensitivity, 1, d)
         if isinstance(self.noise, Laplace):
             return _laplace_epsilon(self.noise, self.sensitivity, d)
         return _max([epsilon_for_delta(p, q, d, dps) for p, q in self._pairs()])
@@ -156,9 +156,9 @@ class AdditiveNoise(Mechanism):
         eps = v.nonnegative("epsilon", epsilon)
         dps = v.dps("dps", dps)
         if isinstance(self.noise, Gaussian):
-            return _closed(
-                bounds.gaussian_delta_analytic(float(self.noise.sigma), eps, self.sensitivity)
-            )
+            from accounting import pld
+
+            return pld.gaussian_composition_delta(self.noise.sigma, self.sensitivity, 1, eps)
         if isinstance(self.noise, Laplace):
             return _closed(bounds.laplace_delta(float(self.noise.scale), eps, self.sensitivity))
         return _max([hockey_stick(p, q, eps, dps) for p, q in self._pairs()])
@@ -169,7 +169,11 @@ class AdditiveNoise(Mechanism):
         if isinstance(self.noise, Gaussian):
             if math.isinf(a):
                 return Enclosure(mp.inf, mp.inf)
-            return _closed(bounds.gaussian_rdp(a, float(self.noise.sigma), self.sensitivity))
+            from accounting import pld
+
+            # σ/Δ enclosed by floats (a Fraction σ is not a float): less noise for the upper end.
+            s_lo, s_hi = pld.gaussian_equivalent_sigma([(self.noise.sigma, self.sensitivity, 1)])
+            return _closed(bounds.gaussian_rdp(a, s_lo, 1.0), bounds.gaussian_rdp(a, s_hi, 1.0))
         if isinstance(self.noise, Laplace):
             return _closed(bounds.laplace_rdp(a, float(self.noise.scale), self.sensitivity))
         return _max([renyi(p, q, a, dps) for p, q in self._pairs()])

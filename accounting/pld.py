@@ -124,6 +124,7 @@ from __future__ import annotations
 import bisect
 import itertools
 import math
+import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
@@ -148,6 +149,7 @@ from accounting._certified import (
     to_interval,
     upper,
 )
+from accounting._search import largest
 from accounting.divergence import _check_size, _tables
 from accounting.errors import ParameterError, ParameterTypeError, UnsupportedError, UnsupportedEventError
 from accounting.mechanisms import AdditiveNoise, ApproxDP, DistributedSum, Mechanism, PureDP
@@ -2222,7 +2224,9 @@ def _rounded_default(pld: PrivacyLossDistribution) -> float:
 # ---------------------------------------------------------------------------------------
 
 
-def gaussian_equivalent_sigma(items: Iterable[tuple[float, float, int]]) -> tuple[float, float]:
+def gaussian_equivalent_sigma(
+    items: Iterable[tuple[float | Fraction, float | Fraction, int]],
+) -> tuple[float, float]:
     """The σ of the one Gaussian mechanism (sensitivity 1) equal to a ledger of Gaussian mechanisms.
 
     The privacy loss of ``N(0, σ^2)`` with ℓ2 sensitivity ``Δ`` is ``N(μ, 2μ)`` with
@@ -2259,11 +2263,48 @@ def gaussian_equivalent_sigma(items: Iterable[tuple[float, float, int]]) -> tupl
 
 
 def _gaussian_epsilon(sigma: tuple[float, float], delta: float) -> Enclosure:
-    """``ε(δ)`` of the Gaussian mechanism with σ in ``[lo, hi]`` and sensitivity 1 (Balle–Wang Thm 8)."""
+    """``ε(δ)`` of the Gaussian mechanism with σ in ``[lo, hi]`` and sensitivity 1 (Balle–Wang Thm 8).
+
+    The upper end is :func:`accounting.bounds.gaussian_epsilon_analytic` at ``σ_lo`` (the smallest
+    float whose ``δ`` is at most the target, so at least the exact ε). The lower end is
+    :func:`_gaussian_epsilon_below` at ``σ_hi``: a float *evaluated* to have ``δ`` above the
+    target, rather than two floats below the upper search's answer, which assumed ``δ`` moves by
+    more than the search's margin across two floats of ε (not so where ``δ`` is flat in ε).
+    """
     s_lo, s_hi = sigma
     high = bounds.gaussian_epsilon_analytic(s_lo, delta, 1.0) if s_lo > 0 else math.inf
-    low = bounds.gaussian_epsilon_analytic(s_hi, delta, 1.0)
-    return Enclosure.from_rounded_up(high, low)
+    return Enclosure(mp.mpf(_gaussian_epsilon_below(s_hi, delta)), mp.mpf(high))
+
+
+#: Relative margin by which the Balle–Wang δ, evaluated at 30+ significant digits, must exceed
+#: the target for a float ε to be a certified lower end (far above the evaluation error).
+_GAUSSIAN_MARGIN = mp.mpf("1e-25")
+
+
+def _gaussian_epsilon_below(sigma: float, delta: float) -> float:
+    """The largest float ε with ``δ(ε) >= δ (1 + 1e-25)`` (Balle–Wang, evaluated at 30+ digits),
+    so that the exact ``ε(δ)`` lies above it; 0 when even ``δ(0)`` is below that.
+
+    Found by :func:`accounting._search.largest` below the upper end's answer (which has
+    ``δ <= δ(1 - 1e-25)``). A ``σ`` so small that no finite float ε reaches the target gives the
+    largest finite float.
+    """
+    upper_end = bounds.gaussian_epsilon_analytic(sigma, delta, 1.0)
+    if upper_end == 0:
+        return 0.0
+    if math.isinf(upper_end):
+        return sys.float_info.max
+    with mp.workdps(50):
+        target = mp.mpf(delta) * (1 + _GAUSSIAN_MARGIN)
+
+    def above(eps: float) -> bool:
+        value, dps = bounds._gaussian_delta_mp(sigma, eps, 1.0)
+        with mp.workdps(dps):
+            return bool(value >= target)
+
+    if not above(0.0):
+        return 0.0
+    return largest(above, 0.0, upper_end)
 
 
 def _gaussian_delta(sigma: tuple[float, float], epsilon: float) -> Enclosure:
@@ -2274,7 +2315,9 @@ def _gaussian_delta(sigma: tuple[float, float], epsilon: float) -> Enclosure:
     return Enclosure.from_rounded_up(min(high, 1.0), low)
 
 
-def gaussian_composition_epsilon(sigma: float, sensitivity: float, count: int, delta: float) -> Enclosure:
+def gaussian_composition_epsilon(
+    sigma: float | Fraction, sensitivity: float | Fraction, count: int, delta: float
+) -> Enclosure:
     """``ε(δ)`` of ``count`` Gaussian mechanisms ``N(0, σ^2)`` with ℓ2 sensitivity ``Δ``, exactly.
 
     ``k`` of them compose to the Gaussian mechanism with ``σ/(Δ√k)`` at sensitivity 1
@@ -2289,7 +2332,9 @@ def gaussian_composition_epsilon(sigma: float, sensitivity: float, count: int, d
     return _gaussian_epsilon(gaussian_equivalent_sigma([(sigma, sensitivity, k)]), dl)
 
 
-def gaussian_composition_delta(sigma: float, sensitivity: float, count: int, epsilon: float) -> Enclosure:
+def gaussian_composition_delta(
+    sigma: float | Fraction, sensitivity: float | Fraction, count: int, epsilon: float
+) -> Enclosure:
     """``δ(ε)`` of ``count`` Gaussian mechanisms (see :func:`gaussian_composition_epsilon`)."""
     v.positive("sigma", sigma)
     v.positive("sensitivity", sensitivity)

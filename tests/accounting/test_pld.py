@@ -843,3 +843,58 @@ def test_long_skellam_composition_stays_on_a_bounded_grid() -> None:
     assert got.relative_width < 2e-5
     rdp = Accountant().compose(event, 10**4).epsilon(1e-5, route="rdp")
     assert got.hi < rdp.hi < 1.1 * got.hi
+
+
+# ---------------------------------------------------------------------------------------------
+# The Gaussian closed form: both ends certified (issue 15 §2.7)
+# ---------------------------------------------------------------------------------------------
+
+
+def _balle_wang_epsilon(sigma: Mpf, delta: Mpf) -> Mpf:
+    """ε(δ) of the Gaussian mechanism (sensitivity 1) by bisection on Balle–Wang's δ(ε) at 80 digits."""
+    with mp.workdps(80):
+
+        def dlt(e: Mpf) -> Mpf:
+            return mp.ncdf(1 / (2 * sigma) - e * sigma) - mp.exp(e) * mp.ncdf(-1 / (2 * sigma) - e * sigma)
+
+        if dlt(0) <= delta:
+            return mp.zero
+        lo, hi = mp.zero, mp.one
+        while dlt(hi) > delta:
+            hi *= 2
+        for _ in range(300):
+            mid = (lo + hi) / 2
+            lo, hi = (mid, hi) if dlt(mid) > delta else (lo, mid)
+        return hi
+
+
+@pytest.mark.parametrize(
+    ("sigma", "count", "delta"),
+    [
+        (Fraction(1, 1000001), 1, 1e-5),  # float(σ) rounded up: both ends were below the truth
+        (Fraction(3, 13), 1, 1e-5),
+        (Fraction(1, 250), 1, 1e-5),
+        (1.0, 10**6, 1e-5),  # the issue's example: σ_eff = 1e-3
+        (10.0, 1, "flat"),  # δ nearly δ(0): δ barely moves across floats of ε
+        (1000.0, 1, "flat"),
+    ],
+)
+def test_gaussian_enclosure_contains_the_sixty_digit_truth(sigma: Any, count: int, delta: Any) -> None:
+    """Issue 15 §2.7: the lower end was ``from_rounded_up``'s two floats below an answer that was
+    itself a float search with a 1e-25 margin on δ, and a Fraction σ went through float(σ); where
+    δ is flat in ε (ε ~ 1e-14) or σ was rounded up, [lo, hi] excluded the truth."""
+    with mp.workdps(80):
+        s = mp.mpf(sigma.numerator) / sigma.denominator if isinstance(sigma, Fraction) else mp.mpf(sigma)
+        s_eff = s / mp.sqrt(count)
+        if delta == "flat":
+            delta = float((mp.ncdf(1 / (2 * s_eff)) - mp.ncdf(-1 / (2 * s_eff))) * (1 - mp.mpf(1e-12)))
+        exact = _balle_wang_epsilon(s_eff, mp.mpf(delta))
+    got = (
+        AdditiveNoise(Gaussian(sigma), 1.0).epsilon(delta)
+        if count == 1
+        else gaussian_composition_epsilon(sigma, 1.0, count, delta)
+    )
+    assert_in(exact, got)
+    if count == 1:
+        ledger = compose_events([(AdditiveNoise(Gaussian(sigma), 1.0), 1)], "replace-one")
+        assert_in(exact, ledger.epsilon(delta))
