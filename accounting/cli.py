@@ -263,9 +263,27 @@ def lattice_sensitivity(noise: NoiseDistribution, sensitivity: float) -> float:
     return sensitivity
 
 
+def lattice_width(args: argparse.Namespace, noise: NoiseDistribution) -> None:
+    """Refuse lattice noise wider than :data:`MAX_LATTICE_VARIANCE`, naming the noise option."""
+    if not isinstance(noise, LatticeNoise):
+        return
+    variance = noise.variance()
+    if not variance <= MAX_LATTICE_VARIANCE:
+        parameter = NOISE_PARAMETERS[args.noise]
+        total = " in total" if getattr(args, "users", 1) > 1 else ""
+        raise ParameterError(
+            f"--{parameter}",
+            getattr(args, parameter),
+            f"lattice noise of variance at most {MAX_LATTICE_VARIANCE:g} (this one has {variance:.3g}"
+            f"{total}: its support lies beyond the 2^53 integers a float holds exactly, where the exact "
+            "routes' tail searches do not finish)",
+        )
+
+
 def _mechanism(args: argparse.Namespace) -> Mechanism:
     share = noise_from_arguments(args)
     lattice_sensitivity(share, args.sensitivity)
+    lattice_width(args, share)
     if args.users > 1:
         if isinstance(share, Gaussian) and _relation(args) is Neighbouring.ADD_REMOVE:
             raise UnsupportedEventError(
@@ -277,7 +295,9 @@ def _mechanism(args: argparse.Namespace) -> Mechanism:
             with mp.workdps(40):
                 total = Gaussian(float_down(mp.sqrt(args.users) * mp.mpf(float(share.sigma))))
             return AdditiveNoise(total, args.sensitivity)
-        return DistributedSum(share, args.users, args.sensitivity)
+        mech = DistributedSum(share, args.users, args.sensitivity)
+        lattice_width(args, mech.total_noise)
+        return mech
     return AdditiveNoise(share, args.sensitivity)
 
 
@@ -636,6 +656,8 @@ def parse_number(
 
 #: The largest sensitivity (a shift on the lattice) the command lines accept for lattice noise.
 MAX_LATTICE_SHIFT = MAX_POINTS
+#: The widest lattice noise the command lines account: a standard deviation of 1e15 (about 2^50).
+MAX_LATTICE_VARIANCE = 1e30
 #: The largest sensitivity for continuous noise: 2^53, below which a float holds every integer.
 MAX_SENSITIVITY = 2.0**53
 
@@ -857,8 +879,12 @@ def json_ready(value: Any) -> Any:
 
 
 def json_text(record: Any) -> str:
-    """``record`` as strict JSON (:func:`json_ready`; ``allow_nan=False``, so a slip fails loudly)."""
-    return json.dumps(json_ready(record), indent=2, allow_nan=False)
+    """``record`` as strict JSON (:func:`json_ready`; ``allow_nan=False``, so a slip fails loudly:
+    a NaN in an answer is a bug, reported as an internal error, never printed)."""
+    try:
+        return json.dumps(json_ready(record), indent=2, allow_nan=False)
+    except ValueError as err:
+        raise RuntimeError(f"an answer holds a NaN, which JSON cannot carry ({err})") from None
 
 
 #: Library parameter names that are a command-line option under another name.
@@ -911,6 +937,18 @@ def _message(err: Exception, options: Mapping[str, str], argv: Sequence[str]) ->
     return str(err)
 
 
+#: The longest error message printed in full (a route's refusals can list dozens of orders).
+MAX_MESSAGE = 600
+
+
+def _one_line(text: str) -> str:
+    """``text`` on one line, cut at :data:`MAX_MESSAGE` characters."""
+    flat = " ".join(text.split())
+    if len(flat) <= MAX_MESSAGE:
+        return flat
+    return flat[:MAX_MESSAGE].rstrip() + " ... (DPCERT_DEBUG=1 shows the whole message)"
+
+
 def _debug() -> bool:
     return os.environ.get("DPCERT_DEBUG", "") not in ("", "0")
 
@@ -945,7 +983,9 @@ def run(parser: argparse.ArgumentParser, argv: Sequence[str] | None) -> int:
         sys.stdout.flush()
         return code
     except (AccountingError, ParameterTypeError) as err:
-        print(f"{prog}: error: {_message(err, options, given)}", file=sys.stderr)
+        if _debug():
+            raise
+        print(f"{prog}: error: {_one_line(_message(err, options, given))}", file=sys.stderr)
         return 2
     except BrokenPipeError:
         _quiet_stdout()

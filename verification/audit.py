@@ -801,7 +801,10 @@ def _plug_in_pld(
     if claimed is not None:
         with np.errstate(over="ignore"):
             factor = math.exp(claimed) if claimed < 700 else math.inf
-            hockey = [float(np.maximum(0.0, x - factor * y).sum()) for x, y in ((p, q), (q, p))]
+            # where y = 0 the term is x itself (inf * 0 would make it NaN for an infinite claim)
+            hockey = [
+                float(np.maximum(0.0, np.where(y > 0, x - factor * y, x)).sum()) for x, y in ((p, q), (q, p))
+            ]
         delta_at = max(hockey)
     return PluginPLD(
         support=int(((a > 0) | (b > 0)).sum()),
