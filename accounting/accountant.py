@@ -490,7 +490,9 @@ class Accountant:
         for e, m in self._pairs():
             noise = _noise_of(m)
             points = 2.0**14  # cells of a continuous or subsampled pair, cited atoms
-            if isinstance(noise, LatticeNoise) and isinstance(m, AdditiveNoise):
+            if isinstance(noise, DiscreteLaplace) and isinstance(m, AdditiveNoise):
+                points = float(m.sensitivity) + 1  # closed-form atoms, no window
+            elif isinstance(noise, LatticeNoise) and isinstance(m, AdditiveNoise):
                 points = 24 * math.sqrt(noise.variance()) + 2 * float(m.sensitivity) + 1
             grid = min(pld.MAX_GRID_POINTS, points * 8 * max(1.0, math.sqrt(e.count)))
             total += 2e-5 * points + 2 * max(1, e.count.bit_length()) * 1e-6 * grid

@@ -29,15 +29,23 @@ outputs sorted by privacy loss: no bisection, and any set gives a valid lower bo
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 
 from mpmath import iv, mp
 
 from accounting import _validate as v
 from accounting._certified import Enclosure, Interval, Mpf, lower, precision, upper
 from accounting.errors import UnsupportedError
-from accounting.noise import DEFAULT_DPS, LatticeNoise, Shifted
+from accounting.noise import DEFAULT_DPS, DiscreteGaussian, LatticeNoise, Shifted
 
-__all__ = ["MAX_POINTS", "epsilon_for_delta", "hockey_stick", "renyi"]
+__all__ = [
+    "MAX_POINTS",
+    "discrete_gaussian_delta",
+    "discrete_gaussian_epsilon",
+    "epsilon_for_delta",
+    "hockey_stick",
+    "renyi",
+]
 
 #: The largest window (in lattice points) an exact sum may use; beyond it the computation is
 #: refused with UnsupportedError rather than exhausting memory (under 1 kB per point).
@@ -57,8 +65,11 @@ def _check_size(a: int, b: int, what: str) -> None:
     """Refuse a window beyond :data:`MAX_POINTS` (memory), rather than run out of memory."""
     if b - a > MAX_POINTS:
         raise UnsupportedError(
-            f"{what} needs {b - a + 1} lattice points (more than {MAX_POINTS}): too wide for an exact "
-            "sum with this noise (for compositions of discrete Laplace noise use the PLD route)"
+            f"{what} needs {b - a + 1} lattice points (more than {MAX_POINTS}): the noise's tails "
+            "are too wide for an exact sum over its window. The Accountant's other routes may "
+            "answer (route='rdp' bounds the Rényi divergence by the noise's zCDP ρ where the sum "
+            "is refused; route='published' takes the paper's closed form); the discrete Gaussian "
+            "is summed by its tails at any σ"
         )
 
 
@@ -338,3 +349,91 @@ def _renyi_inf(
             best_lo = max(best_lo, lower(loss))
             best_hi = max(best_hi, upper(loss))
         return Enclosure(max(mp.zero, best_lo), max(mp.zero, best_hi))
+
+
+# ---------------------------------------------------------------------------------------
+# The discrete Gaussian by its tails (no window)
+# ---------------------------------------------------------------------------------------
+
+
+def _threshold(noise: DiscreteGaussian, shift: int, epsilon: Fraction) -> int:
+    """The least output ``y`` whose loss ``(2yΔ - Δ^2)/(2σ^2)`` under ``(X + Δ, X)`` exceeds ``ε`` (exact)."""
+    sigma = Fraction(noise.sigma)
+    return math.floor((2 * sigma * sigma * epsilon + shift * shift) / (2 * shift)) + 1
+
+
+def _dg_delta(noise: DiscreteGaussian, shift: int, epsilon: Fraction) -> Interval:
+    """``P(X >= t - Δ) - e^ε P(X >= t)`` at the threshold ``t`` of ``ε`` (current precision)."""
+    t = _threshold(noise, shift, epsilon)
+    e = iv.exp(iv.mpf(epsilon.numerator) / epsilon.denominator)
+    return noise._tail_mass(t - shift) - e * noise._tail_mass(t)
+
+
+def discrete_gaussian_delta(
+    noise: DiscreteGaussian, shift: int, epsilon: float, dps: int = DEFAULT_DPS
+) -> Enclosure:
+    """``δ(ε)`` of ``(X + Δ, X)``, ``X ~ N_Z(0, σ^2)``, from two tail masses: no window.
+
+    Canonne, Kamath & Steinke 2020, Theorem 7: the loss at ``y`` is ``(2yΔ - Δ^2)/(2σ^2)``, affine
+    and increasing, so ``δ(ε) = Σ_{y >= t} [P(X = y - Δ) - e^ε P(X = y)] = P(X >= t - Δ) - e^ε P(X >= t)``
+    for the least ``t`` with loss above ``ε``; the tails are :meth:`DiscreteGaussian.sf_exact`.
+    """
+    eps = v.nonnegative("epsilon", epsilon)
+    d = v.integer("shift", shift, minimum=1)
+    with precision(v.dps("dps", dps)):
+        value = _dg_delta(noise, d, Fraction(eps))
+        return Enclosure(max(mp.zero, lower(value)), min(mp.one, upper(value)))
+
+
+def discrete_gaussian_epsilon(
+    noise: DiscreteGaussian, shift: int, delta: float, dps: int = DEFAULT_DPS
+) -> Enclosure:
+    """``ε(δ)`` of ``(X + Δ, X)``, ``X ~ N_Z(0, σ^2)``, from tail masses (CKS 2020 Thm 7; no window).
+
+    ``ε(δ) = max_t ln((P(X >= t - Δ) - δ)/P(X >= t))`` over the threshold sets (the loss is
+    monotone, as in :func:`epsilon_for_delta`): the best ``t`` is found by climbing from the
+    continuous Gaussian's threshold, its value's lower end is the lower end (any set gives a lower
+    bound), and the upper end is checked: :func:`discrete_gaussian_delta`'s upper end at it is at
+    most ``δ`` (nudged up until it is).
+    """
+    from accounting.bounds import gaussian_epsilon_analytic
+
+    d = v.open_unit("delta", delta)
+    k = v.integer("shift", shift, minimum=1)
+    dps = v.dps("dps", dps)
+    with precision(dps):
+        delta_iv = iv.mpf(d)
+        if upper(_dg_delta(noise, k, Fraction(0))) <= d:
+            return Enclosure.exact(0)
+        guess = gaussian_epsilon_analytic(float(noise.sigma), d, float(k))
+        start = _threshold(noise, k, Fraction(guess))
+
+        def value(t: int) -> Interval | None:
+            top = noise._tail_mass(t - k) - delta_iv
+            return None if not lower(top) > 0 else iv.log(top / noise._tail_mass(t))
+
+        def mid(x: Interval | None) -> Mpf:
+            return mp.ninf if x is None else (lower(x) + upper(x)) / 2
+
+        best_t, best = start, value(start)
+        for step in (1, -1):
+            t = best_t + step
+            while (candidate := value(t)) is not None and mid(candidate) > mid(best):
+                best_t, best = t, candidate
+                t += step
+        eps_lo = mp.zero if best is None else max(mp.zero, lower(best))
+        candidate_hi = mp.mpf(guess) if best is None else max(mp.zero, upper(best))
+        nudge = mp.ldexp(max(mp.one, candidate_hi), -iv.prec + 16)
+        for _ in range(200):
+            if upper(_dg_delta(noise, k, _exact_fraction(candidate_hi))) <= d:
+                return Enclosure(min(eps_lo, candidate_hi), candidate_hi)
+            candidate_hi += nudge
+            nudge *= 2
+        raise AssertionError("could not certify the discrete Gaussian's ε(δ)")  # pragma: no cover
+
+
+def _exact_fraction(x: Mpf) -> Fraction:
+    """An ``mpf`` as the exact binary fraction it is."""
+    sign, man, exp, _ = x._mpf_
+    value = Fraction(int(man)) * Fraction(2) ** int(exp)
+    return -value if sign else value

@@ -38,11 +38,18 @@ from mpmath import iv, mp
 from accounting import _validate as v
 from accounting import bounds, conversion
 from accounting._certified import Enclosure, Mpf, float_up, lower, precision, to_interval, upper
-from accounting.divergence import epsilon_for_delta, hockey_stick, renyi
+from accounting.divergence import (
+    discrete_gaussian_delta,
+    discrete_gaussian_epsilon,
+    epsilon_for_delta,
+    hockey_stick,
+    renyi,
+)
 from accounting.errors import ParameterError, ParameterTypeError, UnsupportedError, UnsupportedEventError
 from accounting.neighbouring import Neighbouring
 from accounting.noise import (
     DEFAULT_DPS,
+    TAIL_SUM_SIGMA,
     CenteredBinomial,
     ContinuousNoise,
     DiscreteGaussian,
@@ -150,6 +157,9 @@ class AdditiveNoise(Mechanism):
             return pld.gaussian_composition_epsilon(self.noise.sigma, self.sensitivity, 1, d)
         if isinstance(self.noise, Laplace):
             return _laplace_epsilon(self.noise, self.sensitivity, d)
+        if _by_tails(self.noise):
+            assert isinstance(self.noise, DiscreteGaussian)
+            return discrete_gaussian_epsilon(self.noise, int(self.sensitivity), d, dps)
         return _max([epsilon_for_delta(p, q, d, dps) for p, q in self._pairs()])
 
     def delta(self, epsilon: float, dps: int = DEFAULT_DPS) -> Enclosure:
@@ -161,6 +171,9 @@ class AdditiveNoise(Mechanism):
             return pld.gaussian_composition_delta(self.noise.sigma, self.sensitivity, 1, eps)
         if isinstance(self.noise, Laplace):
             return _closed(bounds.laplace_delta(float(self.noise.scale), eps, self.sensitivity))
+        if _by_tails(self.noise):
+            assert isinstance(self.noise, DiscreteGaussian)
+            return discrete_gaussian_delta(self.noise, int(self.sensitivity), eps, dps)
         return _max([hockey_stick(p, q, eps, dps) for p, q in self._pairs()])
 
     def rdp(self, alpha: float, dps: int = DEFAULT_DPS) -> Enclosure:
@@ -176,7 +189,25 @@ class AdditiveNoise(Mechanism):
             return _closed(bounds.gaussian_rdp(a, s_lo, 1.0), bounds.gaussian_rdp(a, s_hi, 1.0))
         if isinstance(self.noise, Laplace):
             return _closed(bounds.laplace_rdp(a, float(self.noise.scale), self.sensitivity))
-        return _max([renyi(p, q, a, dps) for p, q in self._pairs()])
+        try:
+            return _max([renyi(p, q, a, dps) for p, q in self._pairs()])
+        except UnsupportedError as err:
+            return self._rdp_by_rho(a, err)
+
+    def _rdp_by_rho(self, alpha: float, refusal: UnsupportedError) -> Enclosure:
+        """``[0, α ρ]`` where the exact Rényi sum is refused and the noise is ``ρ``-zCDP (``D_α <= αρ``).
+
+        ``ρ`` is the noise's own certified bound (:meth:`~accounting.noise.LatticeNoise.rho_tail`:
+        Canonne, Kamath & Steinke 2020 for the discrete Gaussian, Kairouz, Liu & Steinke 2021
+        Prop. 13 for sums of them); without one the refusal stands.
+        """
+        assert isinstance(self.noise, LatticeNoise)
+        noise = self.noise
+        with precision(DEFAULT_DPS):
+            rho = max(noise.rho_tail(k, alpha) for k in self._shifts())
+            if not mp.isfinite(rho):
+                raise refusal
+            return Enclosure(mp.zero, upper(iv.mpf(alpha) * iv.mpf(rho) * (1 + mp.ldexp(1, -mp.prec + 8))))
 
     def pure_epsilon(self, dps: int = DEFAULT_DPS) -> Enclosure:
         return self.rdp(math.inf, dps)
@@ -213,6 +244,12 @@ class AdditiveNoise(Mechanism):
                 return max(noise.rho_tail(k, a) for k in self._shifts())
 
         return _sup_over_orders(lambda a: self.rdp(a, dps), tail, tol)
+
+
+def _by_tails(noise: NoiseDistribution) -> bool:
+    """Whether single-release ε and δ come from the noise's tail masses, not a window sum: the
+    discrete Gaussian from :data:`~accounting.noise.TAIL_SUM_SIGMA` on."""
+    return isinstance(noise, DiscreteGaussian) and Fraction(noise.sigma) >= TAIL_SUM_SIGMA
 
 
 def _laplace_epsilon(noise: Laplace, sensitivity: float, delta: float) -> Enclosure:

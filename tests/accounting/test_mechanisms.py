@@ -618,3 +618,40 @@ def test_sum_of_discrete_gaussians_rdp_orders_share_one_table(monkeypatch: pytes
             exact = mp.log(total) / (alpha - 1)
             assert got[a].lo <= exact <= got[a].hi, (a, got[a], exact)
             assert got[a].relative_width < mp.mpf(10) ** -15
+
+
+def test_discrete_gaussian_of_any_sigma_by_its_tails() -> None:
+    """Issue 15 §2.6: from σ = 1000 the single-release ε and δ of the discrete Gaussian come
+    from two tail masses (CKS 2020 Thm 7; Euler–Maclaurin tails), no window: they agree with
+    the window sums (an independent code path) at σ = 1000, and at σ = 2e4, whose window sum was
+    refused (about 5e5 lattice points), with the continuous Gaussian's Balle–Wang ε to 1e-6."""
+    from accounting.divergence import epsilon_for_delta, hockey_stick
+
+    noise = DiscreteGaussian(1000.0)
+    mech = AdditiveNoise(noise, 1)
+    by_tails = mech.epsilon(1e-6)
+    by_window = epsilon_for_delta(Shifted(noise, 1), noise, 1e-6, 20)
+    assert overlap(by_tails, by_window)
+    assert by_tails.relative_width < mp.mpf(10) ** -15
+    eps = float(by_tails.hi) / 3
+    assert overlap(mech.delta(eps), hockey_stick(Shifted(noise, 1), noise, eps, 20))
+    wide = AdditiveNoise(DiscreteGaussian(2e4), 1)
+    got = wide.epsilon(1e-6)
+    continuous = bounds.gaussian_epsilon_analytic(2e4, 1e-6, 1.0)
+    assert float(got.hi) == pytest.approx(continuous, rel=1e-6)
+    back = wide.delta(got.upper)
+    assert back.lo <= 1e-6
+    assert wide.delta(float(got.lo) * (1 - 1e-9)).hi > 1e-6
+
+
+def test_a_refused_window_names_the_routes_that_can_answer() -> None:
+    """The refusal of a too-wide window says what can answer it (it spoke of compositions of
+    discrete Laplace noise whatever the noise), and the RDP of such noise is bounded by its ρ."""
+    mech = AdditiveNoise(Skellam(1e12), 1)
+    with pytest.raises(UnsupportedError, match="route='rdp'") as refused:
+        mech.epsilon(1e-6)
+    assert "discrete Laplace" not in str(refused.value)
+    bounded = mech.rdp(4.0)
+    assert bounded.lo == 0
+    with mp.workdps(50):
+        assert 0 < bounded.hi <= 4 * mech.noise.rho_tail(1, 4.0) * (1 + mp.mpf(10) ** -20)
