@@ -304,3 +304,24 @@ def test_auto_skips_what_cannot_win_and_what_costs_too_much(monkeypatch: pytest.
     assert cheap.route == "rdp"
     assert "pld" not in cheap.candidates
     assert float(cheap) == both.candidates["rdp"]
+
+
+def test_auto_takes_the_continuous_laplace_pld() -> None:
+    """Issue 15 §2.8: 100 Laplace(10) releases by auto: the PLD route, ε(1e-5) ≈ 4.2203 (the RDP
+    route's 4.53 was the answer before), between dp_accounting's optimistic and pessimistic PLD
+    estimates (another library, discretisation 1e-4)."""
+    pytest.importorskip("dp_accounting")
+    from dp_accounting.pld import privacy_loss_distribution as pld_lib
+
+    answer = Accountant().compose(AdditiveNoise(Laplace(10.0)), 100).epsilon(1e-5)
+    assert answer.route == "pld"
+    assert float(answer) == pytest.approx(4.2203, abs=2e-4)
+    assert answer.relative_width < 5e-5
+    estimates = [
+        pld_lib.from_laplace_mechanism(10.0, value_discretization_interval=1e-4, pessimistic_estimate=side)
+        .self_compose(100)
+        .get_epsilon_for_delta(1e-5)
+        for side in (False, True)
+    ]
+    assert answer.lo <= max(estimates)
+    assert min(estimates) <= answer.hi
