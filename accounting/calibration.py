@@ -47,6 +47,7 @@ from accounting.noise import (
     Polya,
     Skellam,
 )
+from accounting.progress import Progress, current, report, reporting
 
 __all__ = [
     "FAMILIES",
@@ -154,6 +155,7 @@ def calibrate(
     *,
     neighbouring: Neighbouring | str = Neighbouring.REPLACE_ONE,
     guess: float | None = None,
+    progress: Progress | None = None,
 ) -> Calibration:
     """The smallest noise meeting ``(epsilon, delta)``, certified by the Accountant.
 
@@ -192,6 +194,10 @@ def calibrate(
         The relation of the ledger.
     guess : float, optional
         Where the bracket search starts (a constructor: default 1).
+    progress : callable, optional
+        ``progress(done, done + 1)`` after each accounted noise level (the search's length is not
+        known ahead); by default the current context's (:mod:`accounting.progress`). The
+        accounting inside each evaluation does not report.
     """
     target = v.positive("epsilon", epsilon)
     d = v.open_unit("delta", delta)
@@ -242,9 +248,13 @@ def calibrate(
 
     answers: dict[float, Enclosure] = {}
 
+    outer = progress if progress is not None else current()
+
     def account(theta: float) -> Enclosure:
         if theta not in answers:
-            answers[theta] = ledger(theta).epsilon(d, route)
+            with reporting(None):
+                answers[theta] = ledger(theta).epsilon(d, route)
+            report(len(answers), len(answers) + 1, outer)
         return answers[theta]
 
     def excess(theta: float) -> float:

@@ -163,7 +163,7 @@ from accounting.noise import (
     LatticeNoise,
     Shifted,
 )
-from accounting.progress import Progress
+from accounting.progress import Progress, current, report, reporting
 from accounting.subsampling import MixturePair, PoissonSampled, SampledWithoutReplacement
 
 __all__ = [
@@ -813,7 +813,8 @@ class PrivacyLossDistribution:
             ``k >= 1``.
         progress : callable, optional
             Called as ``progress(done, total)`` after each squaring (``total`` is the number of
-            binary digits of ``k``): the hook behind a progress bar (:mod:`accounting.progress`).
+            binary digits of ``k``); by default the current context's callback
+            (:func:`accounting.progress.reporting`, what a progress bar sets).
         """
         k = v.integer("count", count, minimum=1)
         bits, dps = self.bits, self.dps
@@ -833,8 +834,7 @@ class PrivacyLossDistribution:
                     result_level = base_level + more
             n >>= 1
             done += 1
-            if progress is not None:
-                progress(done, total)
+            report(done, total, progress)
             if not n:
                 break
             base = _Sides(*(_compose_rows(x, x, bits, up, same=True) for x, _, up in _paired(base, base)))
@@ -2004,6 +2004,7 @@ def compose_events(
     neighbouring: Neighbouring | str,
     spacing: float | None = None,
     dps: int = DEFAULT_DPS,
+    progress: Progress | None = None,
 ) -> ComposedPLD:
     """Compose a ledger of events by certified PLD convolution, per direction.
 
@@ -2025,6 +2026,9 @@ def compose_events(
         chosen by :func:`default_spacing`.
     dps : int
         Working precision in decimal digits.
+    progress : callable, optional
+        ``progress(done, total)`` after each squaring of every composition (by default the
+        current context's, :mod:`accounting.progress`).
 
     Returns
     -------
@@ -2062,6 +2066,14 @@ def compose_events(
     tables: dict[MixturePair, _CellTable] = {}
     directions: dict[str, PrivacyLossDistribution] = {}
     done: dict[tuple[tuple[_Pair, int], ...], PrivacyLossDistribution] = {}
+    keys = {tuple(sorted(_merge(listed).items(), key=repr)) for listed in per_direction.values()}
+    steps = sum(count.bit_length() for key in keys for _, count in key)
+    finished = 0
+    outer = progress if progress is not None else current()
+
+    def step(done: int, total: int) -> None:
+        report(finished + done, steps, outer)
+
     for direction, listed in per_direction.items():
         key = tuple(sorted(_merge(listed).items(), key=repr))
         if key in done:  # both directions are the same ledger of pairs: compose once
@@ -2070,7 +2082,9 @@ def compose_events(
         for pair, count in key:
             if pair not in cache:
                 cache[pair] = _single(pair, h, dps, tables)
-            part = cache[pair].self_compose(count)
+            with reporting(None):
+                part = cache[pair].self_compose(count, step)
+            finished += count.bit_length()
             result = part if result is None else result.compose(part)
         assert result is not None
         done[key] = result
