@@ -443,6 +443,8 @@ def _total_line(mech: Mechanism) -> str:
 
 def _cmd_calibrate(args: argparse.Namespace) -> int:
     family = args.noise
+    if family.startswith("discrete") or family == "skellam":
+        lattice_sensitivity(Skellam(1), args.sensitivity)  # any lattice noise: the same limit
     cal = calibrate(
         family,
         args.epsilon,

@@ -34,7 +34,10 @@ about half as wide at ``R = 20``.
 finished unit is saved at once, atomically, as ``units/<panel>__<algorithm>__<ε>__<chunk>.npz``
 (indices); a run started again on the same folder loads the finished units and computes only the
 rest. ``fingerprint.txt`` holds a hash of everything in the config that the numbers depend on (not
-names, labels or the description), so a folder is never resumed with a different config.
+names, labels or the description), so a folder is never resumed with a different config. Each
+unit holds a sha256 of its content: one edited after it was written is refused, naming the file.
+While a run writes a folder it holds ``.dp-regret.lock`` (an ``fcntl`` lock, released however the
+run ends, naming the holder): a second run on the same folder is refused at once.
 
 **Execution.** Units run here one after another (with a progress bar), on ``workers`` local
 processes (:class:`concurrent.futures.ProcessPoolExecutor`) or on a Dask cluster (``scheduler``:
