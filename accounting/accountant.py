@@ -36,8 +36,11 @@ route:
     first that applies to it), cited guarantees by their cited values: the guarantee a theorem
     states, which the exact routes never exceed.
 ``"auto"``
-    the smallest certified upper bound among the exact routes that apply; the answer says
-    which won and what each gave (``candidates``).
+    the smallest certified upper bound among the exact routes it tries, chosen by expected cost
+    (:meth:`Accountant._answer`): the PLD route first when it is within budget (its precision
+    raised for a tiny δ), the RDP route unless the PLD's enclosure already leaves no route more
+    than :data:`AUTO_MARGIN` to win; the answer says which won and what each gave
+    (``candidates``).
 
 Cited ``(ε_i, δ_i)`` guarantees with ``δ_i > 0`` have no Rényi, zCDP or pure form: the routes other
 than ``"pld"`` account them by basic composition (Dwork et al. 2006; Dwork & Roth 2014,
