@@ -66,10 +66,10 @@ def _check_size(a: int, b: int, what: str) -> None:
     if b - a > MAX_POINTS:
         raise UnsupportedError(
             f"{what} needs {b - a + 1} lattice points (more than {MAX_POINTS}): the noise's tails "
-            "are too wide for an exact sum over its window. The Accountant's other routes may "
-            "answer (route='rdp' bounds the Rényi divergence by the noise's zCDP ρ where the sum "
-            "is refused; route='published' takes the paper's closed form); the discrete Gaussian "
-            "is summed by its tails at any σ"
+            "are too wide for an exact sum over its window. The Accountant's route='published' "
+            "answers from the paper's closed form (AKL 2021 for Skellam, CKS 2020 for the discrete "
+            "Gaussian, KLS 2021 for sums of them); a single discrete Gaussian's ε and δ come from "
+            "its tails at any σ"
         )
 
 

@@ -189,25 +189,7 @@ class AdditiveNoise(Mechanism):
             return _closed(bounds.gaussian_rdp(a, s_lo, 1.0), bounds.gaussian_rdp(a, s_hi, 1.0))
         if isinstance(self.noise, Laplace):
             return _closed(bounds.laplace_rdp(a, float(self.noise.scale), self.sensitivity))
-        try:
-            return _max([renyi(p, q, a, dps) for p, q in self._pairs()])
-        except UnsupportedError as err:
-            return self._rdp_by_rho(a, err)
-
-    def _rdp_by_rho(self, alpha: float, refusal: UnsupportedError) -> Enclosure:
-        """``[0, α ρ]`` where the exact Rényi sum is refused and the noise is ``ρ``-zCDP (``D_α <= αρ``).
-
-        ``ρ`` is the noise's own certified bound (:meth:`~accounting.noise.LatticeNoise.rho_tail`:
-        Canonne, Kamath & Steinke 2020 for the discrete Gaussian, Kairouz, Liu & Steinke 2021
-        Prop. 13 for sums of them); without one the refusal stands.
-        """
-        assert isinstance(self.noise, LatticeNoise)
-        noise = self.noise
-        with precision(DEFAULT_DPS):
-            rho = max(noise.rho_tail(k, alpha) for k in self._shifts())
-            if not mp.isfinite(rho):
-                raise refusal
-            return Enclosure(mp.zero, upper(iv.mpf(alpha) * iv.mpf(rho) * (1 + mp.ldexp(1, -mp.prec + 8))))
+        return _max([renyi(p, q, a, dps) for p, q in self._pairs()])
 
     def pure_epsilon(self, dps: int = DEFAULT_DPS) -> Enclosure:
         return self.rdp(math.inf, dps)
