@@ -280,10 +280,28 @@ def lattice_width(args: argparse.Namespace, noise: NoiseDistribution) -> None:
         )
 
 
+def signal_to_noise(args: argparse.Namespace, noise: NoiseDistribution, sensitivity: float) -> None:
+    """Refuse ``sensitivity / (σ or scale)`` above :data:`MAX_SIGNAL_TO_NOISE`, naming the noise option."""
+    width: float | None = None
+    if isinstance(noise, Gaussian | DiscreteGaussian):
+        width = float(noise.sigma)
+    elif isinstance(noise, Laplace | DiscreteLaplace):
+        width = float(noise.scale)
+    if width is not None and not sensitivity / width <= MAX_SIGNAL_TO_NOISE:
+        parameter = NOISE_PARAMETERS[args.noise]
+        raise ParameterError(
+            f"--{parameter}",
+            getattr(args, parameter),
+            f"at least --sensitivity / {MAX_SIGNAL_TO_NOISE:g} (the privacy loss grows with "
+            f"sensitivity/{parameter} and its square, which leave the float range beyond)",
+        )
+
+
 def _mechanism(args: argparse.Namespace) -> Mechanism:
     share = noise_from_arguments(args)
     lattice_sensitivity(share, args.sensitivity)
     lattice_width(args, share)
+    signal_to_noise(args, share, args.sensitivity)
     if args.users > 1:
         if isinstance(share, Gaussian) and _relation(args) is Neighbouring.ADD_REMOVE:
             raise UnsupportedEventError(
@@ -401,6 +419,15 @@ def _cmd_delta(args: argparse.Namespace) -> int:
 
 def _cmd_rdp(args: argparse.Namespace) -> int:
     mech = _mechanism(args)
+    if isinstance(noise_from_arguments(args), LatticeNoise):
+        for a in args.alpha:
+            if math.isfinite(a) and a > MAX_LATTICE_ORDER:
+                raise ParameterError(
+                    "--alpha",
+                    a,
+                    f"inf or an order at most {MAX_LATTICE_ORDER:g} for lattice noise (the exact Rényi sums' "
+                    "windows grow with the order and leave the float range)",
+                )
     acc = _ledger(args, mech)
     values = {str(a): acc.rdp(a) for a in args.alpha}  # the ledger's one sum, rounded up
     shown = {a: _rdp_text(args, mech, float(a), x) for a, x in values.items()}
@@ -422,6 +449,9 @@ def _rdp_text(args: argparse.Namespace, mech: Mechanism, alpha: float, value: fl
     """
     if math.isfinite(value):
         return repr(value)
+    continuous = isinstance(noise_from_arguments(args), Gaussian | Laplace)  # finite at finite orders
+    if math.isfinite(alpha) and continuous and isinstance(mech.under(_relation(args)), AdditiveNoise):
+        raise ParameterError("--alpha", alpha, "an order at which the Rényi divergence fits the float range")
     if getattr(args, "sampling_rate", None) is None:
         try:
             exact = mech.under(_relation(args)).rdp(alpha, args.dps)
@@ -660,6 +690,10 @@ def parse_number(
 MAX_LATTICE_SHIFT = MAX_POINTS
 #: The widest lattice noise the command lines account: a standard deviation of 1e15 (about 2^50).
 MAX_LATTICE_VARIANCE = 1e30
+#: The largest sensitivity / σ (or / scale): a privacy loss of (Δ/σ)^2 stays in the float range.
+MAX_SIGNAL_TO_NOISE = 1e100
+#: The largest finite Rényi order asked of lattice noise (the exact sums' windows scale with α).
+MAX_LATTICE_ORDER = 1e100
 #: The largest sensitivity for continuous noise: 2^53, below which a float holds every integer.
 MAX_SENSITIVITY = 2.0**53
 
@@ -750,8 +784,11 @@ def build_parser() -> argparse.ArgumentParser:
             choices=[*ROUTES, *(f"published:{name}" for name in PUBLISHED)],
             default="auto",
             metavar="ROUTE",
-            help="accounting route: " + ", ".join(ROUTES) + ", published:<"
-            + "|".join(PUBLISHED) + "> (default auto)",
+            help="accounting route: "
+            + ", ".join(ROUTES)
+            + ", published:<"
+            + "|".join(PUBLISHED)
+            + "> (default auto)",
         )
         cmd.add_argument(
             "--neighbouring",

@@ -354,3 +354,32 @@ def test_ledger_loading_never_raises_key_or_recursion_errors() -> None:
             Accountant.from_dict(data)
         assert not isinstance(err.value, KeyError | RecursionError)
         assert hasattr(err.value, "name")
+
+
+@pytest.mark.parametrize(
+    ("argv", "option"),
+    [
+        ("epsilon --noise gaussian --sigma 1e-300 --delta 1e-5", "--sigma"),
+        ("epsilon --noise laplace --scale 1e-300 --delta 1e-5", "--scale"),
+        ("epsilon --noise discrete-gaussian --sigma 1e-300 --users 10 --delta 1e-5", "--sigma"),
+        ("epsilon --noise skellam --variance 1e31 --delta 1e-5", "--variance"),
+        ("epsilon --noise skellam --variance 10 --users 1000000000000000000000 --delta 1e-5", "--users"),
+        (
+            "epsilon --noise gaussian --sigma 1 --compositions 1000000000000000000000 --delta 1e-5",
+            "--compositions",
+        ),
+        ("epsilon --noise discrete-laplace --scale 1 --sensitivity 1e6 --delta 1e-5", "--sensitivity"),
+        ("epsilon --noise gaussian --sigma 1 --sensitivity 1e308 --delta 1e-5", "--sensitivity"),
+        ("rdp --noise discrete-gaussian --sigma 3 --alpha 1e308", "--alpha"),
+        ("rdp --noise gaussian --sigma 1e-99 --alpha 1e300", "--alpha"),
+        ("calibrate --noise skellam --epsilon 1 --delta 1e-6 --sensitivity 1e9", "--sensitivity"),
+        ("calibrate --noise gaussian --epsilon 1e-320 --delta 1e-6", "--epsilon"),
+        ("shuffle --epsilon0 1e-300 --users 100 --delta 1e-6", "--epsilon0"),
+        ("protocol --theorem 1 --epsilon 1e-300 --users 1024 --horizon 100", "--epsilon"),
+    ],
+)
+def test_sizes_that_cannot_finish_are_refused_at_once(
+    argv: str, option: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Refused before any work, naming the option (the message gives the limit and the reason)."""
+    _exit_2_one_line(shlex.split(argv), capsys, option)
