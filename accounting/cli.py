@@ -384,6 +384,19 @@ def _event(args: argparse.Namespace, mech: Mechanism) -> EventLike:
     return subsampling.SampledWithoutReplacement(mech, rate)  # type: ignore[arg-type]
 
 
+def exact_compositions(args: argparse.Namespace, closed_form: bool) -> None:
+    """Refuse more than :data:`MAX_PLD_COMPOSITIONS` releases on the exact PLD route (``auto``, ``pld``),
+    unless their composition has a closed form: the other routes compose any count at once."""
+    if args.compositions > MAX_PLD_COMPOSITIONS and args.route in ("auto", "pld") and not closed_form:
+        raise ParameterError(
+            "--compositions",
+            args.compositions,
+            f"at most {MAX_PLD_COMPOSITIONS:.0e} with --route {args.route} for this noise (the exact PLD "
+            "composition squares a grid once per binary digit of the count, about a second each, and the "
+            "auto route tries it first); --route rdp, zcdp, pure or published:<bound> composes any count",
+        )
+
+
 def _ledger(args: argparse.Namespace, mech: Mechanism) -> Accountant:
     return Accountant(_relation(args), dps=args.dps).compose(_event(args, mech), args.compositions)
 
@@ -391,6 +404,8 @@ def _ledger(args: argparse.Namespace, mech: Mechanism) -> Accountant:
 def _answer(args: argparse.Namespace, asked: str, given: str) -> int:
     """``epsilon`` (asked) at a ``delta`` (given), or the other way round."""
     mech = _mechanism(args)
+    plain_gaussian = isinstance(mech, AdditiveNoise) and isinstance(mech.noise, Gaussian)
+    exact_compositions(args, plain_gaussian and getattr(args, "sampling_rate", None) is None)
     acc = _ledger(args, mech)
     at = getattr(args, given)
     answer = acc.epsilon(at, args.route) if asked == "epsilon" else acc.delta(at, args.route)
@@ -473,6 +488,7 @@ def _total_line(mech: Mechanism) -> str:
 
 def _cmd_calibrate(args: argparse.Namespace) -> int:
     family = args.noise
+    exact_compositions(args, family == "gaussian")
     if family.startswith("discrete") or family == "skellam":
         lattice_sensitivity(Skellam(1), args.sensitivity)  # any lattice noise: the same limit
     cal = calibrate(
@@ -690,6 +706,10 @@ def parse_number(
 MAX_LATTICE_SHIFT = MAX_POINTS
 #: The widest lattice noise the command lines account: a standard deviation of 1e15 (about 2^50).
 MAX_LATTICE_VARIANCE = 1e30
+#: The most compositions the exact PLD route is asked for (auto or pld), except where they have a
+#: closed form (the Gaussian mechanism): about a second per binary digit of the count, and beyond
+#: 10^9 the grids' widths make it minutes.
+MAX_PLD_COMPOSITIONS = 10**9
 #: The largest sensitivity / σ (or / scale): a privacy loss of (Δ/σ)^2 stays in the float range.
 MAX_SIGNAL_TO_NOISE = 1e100
 #: The largest finite Rényi order asked of lattice noise (the exact sums' windows scale with α).

@@ -369,6 +369,8 @@ def test_ledger_loading_never_raises_key_or_recursion_errors() -> None:
             "--compositions",
         ),
         ("epsilon --noise discrete-laplace --scale 1 --sensitivity 1e6 --delta 1e-5", "--sensitivity"),
+        ("epsilon --noise skellam --variance 1 --compositions 1000000000000 --delta 1e-5", "--compositions"),
+        ("calibrate --noise laplace --epsilon 1 --delta 1e-6 --compositions 1000000000000", "--compositions"),
         ("epsilon --noise gaussian --sigma 1 --sensitivity 1e308 --delta 1e-5", "--sensitivity"),
         ("rdp --noise discrete-gaussian --sigma 3 --alpha 1e308", "--alpha"),
         ("rdp --noise gaussian --sigma 1e-99 --alpha 1e300", "--alpha"),
@@ -383,3 +385,19 @@ def test_sizes_that_cannot_finish_are_refused_at_once(
 ) -> None:
     """Refused before any work, naming the option (the message gives the limit and the reason)."""
     _exit_2_one_line(shlex.split(argv), capsys, option)
+
+
+def test_counts_beyond_the_pld_limit_take_a_scaling_route(capsys: pytest.CaptureFixture[str]) -> None:
+    """10^18 compositions: refused on the exact PLD route, answered at once by the RDP route or, for
+    the Gaussian mechanism, by its closed form."""
+    big = "1000000000000000000"
+    rdp = _json(
+        capsys,
+        shlex.split(f"epsilon --noise skellam --variance 1 --compositions {big} --delta 1e-5 --route rdp"),
+    )
+    assert rdp["route"] == "rdp"
+    assert 1e17 < float(rdp["epsilon"]) < 1e18  # type: ignore[arg-type]
+    gauss = _json(
+        capsys, shlex.split(f"epsilon --noise gaussian --sigma 1 --compositions {big} --delta 1e-5")
+    )
+    assert float(gauss["epsilon"]) == pytest.approx(5e17, rel=1e-6)  # type: ignore[arg-type]
