@@ -267,6 +267,14 @@ def lattice_width(args: argparse.Namespace, noise: NoiseDistribution) -> None:
     """Refuse lattice noise wider than :data:`MAX_LATTICE_VARIANCE`, naming the noise option."""
     if not isinstance(noise, LatticeNoise):
         return
+    if isinstance(noise, CenteredBinomial) and noise.trials > MAX_BINOMIAL_TRIALS:
+        total = " in total" if getattr(args, "users", 1) > 1 else ""
+        raise ParameterError(
+            "--trials",
+            args.trials,
+            f"at most {MAX_BINOMIAL_TRIALS:.0e} binomial trials{total} (this is {noise.trials}: the exact "
+            "PMF starts from C(n, k), whose cost grows with n, about 7 s at 10^6)",
+        )
     variance = noise.variance()
     if not variance <= MAX_LATTICE_VARIANCE:
         parameter = NOISE_PARAMETERS[args.noise]
@@ -710,6 +718,8 @@ MAX_LATTICE_VARIANCE = 1e30
 #: closed form (the Gaussian mechanism): about a second per binary digit of the count, and beyond
 #: 10^9 the grids' widths make it minutes.
 MAX_PLD_COMPOSITIONS = 10**9
+#: The most binomial trials (of the total noise) the exact routes are asked for.
+MAX_BINOMIAL_TRIALS = 10**6
 #: The largest sensitivity / σ (or / scale): a privacy loss of (Δ/σ)^2 stays in the float range.
 MAX_SIGNAL_TO_NOISE = 1e100
 #: The largest finite Rényi order asked of lattice noise (the exact sums' windows scale with α).

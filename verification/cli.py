@@ -24,6 +24,7 @@ import numpy as np
 
 from accounting import _validate as v
 from accounting.cli import (
+    MAX_BINOMIAL_TRIALS,
     MAX_LATTICE_SHIFT,
     NOISE_PARAMETERS,
     Parser,
@@ -53,8 +54,8 @@ MAX_SAMPLED_VARIANCE = 1e18
 #: takes about 10 s at a standard deviation of 5000 and grows with it.
 MAX_FITTED_VARIANCE = 2.5e7
 #: The most binomial trials ``dp-audit sampler`` tests: its exact PMF starts from C(n, k), whose
-#: cost grows with n (about 7 s at 10^6).
-MAX_FITTED_TRIALS = 10**6
+#: cost grows with n (about 7 s at 10^6), as in dp-account.
+MAX_FITTED_TRIALS = MAX_BINOMIAL_TRIALS
 #: How long ``--scheduler`` may take to answer before the audit gives up (seconds).
 CONNECT_TIMEOUT = 4.0
 
