@@ -97,6 +97,7 @@ from numpy.typing import NDArray
 
 from accounting import _validate as v
 from accounting.accountant import Accountant
+from accounting.noise import Skellam
 from learners import mab
 from learners.environments import BernoulliArms, BetaArms, MABInstance, gaussian_easy, gaussian_hard
 from learners.errors import ConfigError, LearnerError, ParameterError, ParameterTypeError
@@ -627,6 +628,54 @@ def _learner_error(
     return ConfigError(f"algorithms[{algorithm}].params.{err.name}", err.value, err.valid)
 
 
+#: The largest variance of an aggregate's noise a run draws: the samplers draw int64 values, and
+#: numpy's Poisson (behind Skellam, two rates of half the variance) takes rates below 9.2e18.
+MAX_NOISE_VARIANCE = 1.8e19
+
+
+def _check_protocol(learner: mab.Learner, horizon: int, algorithm: int, epsilon_where: str) -> None:
+    """The protocol parameters of the first and the last full batch, computed now: a setting they
+    cannot take (a noise beyond the samplers, an encoding beyond 2^53) is a config error before
+    anything runs, naming the setting, not a failure in the middle of the run."""
+    if learner.variant is None or learner.epsilon is None:
+        return
+    from accounting.calibration import protocol_parameters
+    from learners.protocols import Protocol
+
+    where = f"algorithms[{algorithm}]"
+    sizes = {learner.eta}
+    while max(sizes) * learner.eta <= horizon:
+        sizes.add(max(sizes) * learner.eta)
+    variance = 0.0
+    try:
+        for n in (min(sizes), max(sizes)):
+            par = protocol_parameters(
+                learner.variant, learner.epsilon, n, horizon, scale=learner.scale, p=learner.p_tau
+            )
+            Protocol(par)  # its own checks
+            if par.g > 2**53:  # the encoding of every batch (learners.protocols.encode)
+                raise ParameterError(
+                    "g", par.g, "an integer in [1, 2**53] (x*g must be exact enough to round)"
+                )
+            noise = par.share if par.share is not None else par.server_noise
+            if isinstance(noise, Skellam):  # the one sampler with a ceiling below int64's
+                variance = max(variance, noise.variance() * (n if par.share is not None else 1))
+    except (ParameterError, ParameterTypeError) as err:
+        field = f"{where}.params.{err.name}" if err.name in ("scale", "p") else epsilon_where
+        if err.name == "g" and learner.scale is not None:
+            field = f"{where}.params.scale"
+        value = learner.scale if field.endswith("scale") else learner.epsilon
+        raise ConfigError(field, value, f"settings the protocol can take ({err})") from None
+    if not variance <= MAX_NOISE_VARIANCE:
+        field = f"{where}.params.scale" if learner.scale is not None else epsilon_where
+        raise ConfigError(
+            field,
+            learner.scale if learner.scale is not None else learner.epsilon,
+            f"a Skellam protocol noise of variance at most {MAX_NOISE_VARIANCE:g} per aggregate (this one "
+            f"has {variance:.3g}: numpy's Poisson sampler takes rates below 9.2e18)",
+        )
+
+
 def _is_private(name: str) -> bool:
     return mab.ALGORITHMS[name].private
 
@@ -797,6 +846,7 @@ def load_config(source: str | os.PathLike[str] | Mapping[str, Any], quick: bool 
                     raise _learner_error(err, i, f"{p.epsilons_where}[{j}]") from err
                 except TypeError as err:  # a keyword make_learner does not take
                     raise ConfigError(f"algorithms[{i}].params", dict(params), str(err)) from err
+                _check_protocol(learner, p.horizon, i, f"{p.epsilons_where}[{j}]")
                 default_label = default_label or learner.label
         final = label if label is not None else default_label
         if final in labels:

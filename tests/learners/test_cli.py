@@ -311,3 +311,24 @@ def test_version(capsys: pytest.CaptureFixture[str]) -> None:
         main(["--version"])
     assert info.value.code == 0
     assert capsys.readouterr().out.strip() == f"dp-regret {metadata.version('dpcert')}"
+
+
+@pytest.mark.parametrize(
+    ("params", "field"),
+    [
+        ('name = "dist-rdp-se"\nparams = { scale = 1e15 }', "algorithms[0].params.scale"),
+        ('name = "dist-cdp-se"\nparams = { scale = 1e300 }', "algorithms[0].params.scale"),
+        ('name = "dist-dp-se"\nparams = { p_tau = 0.0 }', "algorithms[0].params.p_tau"),
+    ],
+)
+def test_settings_the_protocol_cannot_take_are_config_errors(
+    params: str, field: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Checked with the config, before anything is written (they used to fail mid-run)."""
+    path = tmp_path / "p.toml"
+    path.write_text(
+        HEAD + 'epsilons = [1.0]\n[instance]\nkind = "gaussian-easy"\n[[algorithms]]\n' + params + "\n"
+    )
+    out_dir = tmp_path / "res"
+    _fails_in_one_line(["run", str(path), "--out", str(out_dir), "--no-progress"], capsys, field)
+    assert not out_dir.exists()
