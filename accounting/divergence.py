@@ -266,10 +266,28 @@ def renyi(p: LatticeNoise, q: LatticeNoise, alpha: float, dps: int = DEFAULT_DPS
             holder = shift[0].renyi_prior(shift[1], a_ord)
             mass = _holder_mass(target, a_ord, holder.beta, holder.bound)
             a, b = q.window(mass, dps)
-    _check_size(a, b, f"the Rényi sum at alpha={a_ord}")
+    return renyi_sum(p, q, a, b, a_ord, None if holder is None else (holder.beta, holder.bound), dps)
+
+
+def renyi_sum(
+    p: LatticeNoise,
+    q: LatticeNoise,
+    a: int,
+    b: int,
+    alpha: float,
+    holder: tuple[float, Mpf] | None,
+    dps: int,
+) -> Enclosure:
+    """``D_α(P || Q)`` from the certified sum ``Σ_{a<=x<=b} P(x)^α Q(x)^{1-α}`` over a window.
+
+    ``holder = (β, bound)`` with ``D_β(P || Q) <= bound`` adds Hölder's bound on the terms outside
+    the window (:func:`_holder_tail`); ``None`` when the window holds the whole support. The one
+    window sum of :func:`renyi` and of the subsampled pairs (:mod:`accounting.subsampling`).
+    """
+    _check_size(a, b, f"the Rényi sum at alpha={alpha}")
     ps, qs = _tables(p, q, a, b, dps)
     with precision(dps):
-        alpha_iv = iv.mpf(a_ord)
+        alpha_iv = iv.mpf(alpha)
         logs: dict[int, Interval] = {}  # P and Q often share entries (a shift pair): log once
 
         def log(x: Interval) -> Interval:
@@ -281,7 +299,7 @@ def renyi(p: LatticeNoise, q: LatticeNoise, alpha: float, dps: int = DEFAULT_DPS
             return logs[key]
 
         # At an integer order the terms are p^α / q^(α-1): exact powers, no log or exp.
-        whole = int(a_ord) if a_ord.is_integer() and a_ord <= 64 else None
+        whole = int(alpha) if alpha.is_integer() and alpha <= 64 else None
         total = iv.mpf(0)
         for px, qx in zip(ps, qs, strict=True):
             if upper(px) == 0:
@@ -294,9 +312,9 @@ def renyi(p: LatticeNoise, q: LatticeNoise, alpha: float, dps: int = DEFAULT_DPS
                 total += iv.exp(alpha_iv * log(px) + (1 - alpha_iv) * log(qx))
         if holder is not None:
             outside = _outside(q, a, b, dps)
-            total += iv.mpf([0, _holder_tail(outside, a_ord, holder.beta, holder.bound)])
+            total += iv.mpf([0, _holder_tail(outside, alpha, holder[0], holder[1])])
         value = iv.log(total) / (alpha_iv - 1)
-        return Enclosure(max(mp.zero, lower(value)), upper(value))
+        return Enclosure(max(mp.zero, lower(value)), max(mp.zero, upper(value)))
 
 
 def _holder_tail(q_mass: Mpf, alpha: float, beta: float, bound: Mpf) -> Mpf:

@@ -113,7 +113,7 @@ from accounting._certified import (
     to_mpf,
     upper,
 )
-from accounting.divergence import _check_size, _holder_mass, _holder_tail, epsilon_for_delta, hockey_stick
+from accounting.divergence import _holder_mass, epsilon_for_delta, hockey_stick, renyi_sum
 from accounting.errors import ParameterError, ParameterTypeError, UnsupportedError, UnsupportedEventError
 from accounting.mechanisms import AdditiveNoise, DistributedSum
 from accounting.neighbouring import Neighbouring
@@ -869,27 +869,7 @@ class MixturePair:
                 ap, bp = p.window(mass, dps)
                 aq, bq = q.window(mass, dps)
                 a, b = min(ap, aq), max(bp, bq)
-        _check_size(a, b, f"the Rényi sum at alpha={a_ord}")
-        ps = p.pmf_intervals(a, b, dps)
-        qs = q.pmf_intervals(a, b, dps)
-        with precision(dps):
-            alpha_iv = iv.mpf(a_ord)
-            whole = int(a_ord) if a_ord.is_integer() and a_ord <= 64 else None
-            total = iv.mpf(0)
-            for px, qx in zip(ps, qs, strict=True):
-                if upper(px) == 0:
-                    continue
-                if upper(qx) == 0:
-                    return Enclosure(mp.inf, mp.inf)
-                if whole is not None:
-                    total += px**whole / qx ** (whole - 1)
-                else:
-                    total += iv.exp(alpha_iv * iv.log(px) + (1 - alpha_iv) * iv.log(qx))
-            if holder is not None:
-                outside = upper(iv.mpf(q.cdf_bound(a - 1, dps)) + iv.mpf(q.sf_bound(b + 1, dps)))
-                total += iv.mpf([0, _holder_tail(outside, a_ord, holder[0], holder[1])])
-            value = iv.log(total) / (alpha_iv - 1)
-            return Enclosure(max(mp.zero, lower(value)), max(mp.zero, upper(value)))
+        return renyi_sum(p, q, a, b, a_ord, holder, dps)
 
     def max_loss(self, dps: int = DEFAULT_DPS) -> Enclosure:
         """``D_∞(P || Q) = sup_x L(x)``: the limit ``L(+∞)`` of the nondecreasing loss.
