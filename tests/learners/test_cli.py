@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from learners.cli import main
-from learners.experiment import CSV_COLUMNS, _dump_toml
+from learners.config import _dump_toml
+from learners.experiment import CSV_COLUMNS
 from tests.learners.test_experiment import tiny
 
 
@@ -173,7 +174,7 @@ def test_a_locked_folder_names_its_holder(
     config_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """Two runs on one --out: the second is refused at once, naming the run that holds the lock."""
-    from learners.experiment import _FolderLock
+    from learners.runner import _FolderLock
 
     out_dir = tmp_path / "res"
     out_dir.mkdir()
@@ -189,7 +190,7 @@ def test_a_locked_folder_names_its_holder(
 def test_a_second_process_on_the_same_folder_is_refused(config_file: Path, tmp_path: Path) -> None:
     out_dir = tmp_path / "res"
     code = (
-        "import sys, time; from pathlib import Path; from learners.experiment import _FolderLock\n"
+        "import sys, time; from pathlib import Path; from learners.runner import _FolderLock\n"
         f"with _FolderLock(Path({str(out_dir)!r})):\n"
         "    print('locked', flush=True); time.sleep(30)\n"
     )

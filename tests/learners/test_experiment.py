@@ -14,7 +14,8 @@ import numpy as np
 import pytest
 from sklearn.datasets import dump_svmlight_file
 
-import learners.experiment as ex
+import learners.config as config_module
+from learners import plotting, runner
 from learners.errors import ConfigError, LearnerError, ParameterError
 from learners.experiment import (
     CSV_COLUMNS,
@@ -282,7 +283,7 @@ def test_a_data_path_is_relative_to_the_config_file(tmp_path: Path) -> None:
     _letor(tmp_path / "data" / "fold.txt")
     config = tiny(instance={"kind": "mslr", "path": "data/fold.txt", "clusters": 3, "cluster_seed": 1})
     path = tmp_path / "exp.toml"
-    path.write_text(ex._dump_toml(config))
+    path.write_text(config_module._dump_toml(config))
     loaded = load_config(path)
     assert loaded.panels[0].instance.path == str((tmp_path / "data" / "fold.txt").resolve())
 
@@ -305,8 +306,8 @@ def test_units_cover_every_repetition_once() -> None:
 
 def test_every_algorithm_sees_the_same_instances_and_tapes() -> None:
     config = load_config(tiny())
-    tasks = ex._tasks(config, config.units())
-    by_chunk: dict[int, list[ex._Task]] = {}
+    tasks = runner._tasks(config, config.units())
+    by_chunk: dict[int, list[runner._Task]] = {}
     for task in tasks:
         by_chunk.setdefault(task.unit.chunk, []).append(task)
     for group in by_chunk.values():
@@ -523,7 +524,7 @@ def test_every_instance_kind_runs(tmp_path: Path) -> None:
     ]
     config = tiny(panels=panels, algorithms=[{"name": "dist-dp-se", "params": {"growth": 2}}])
     path = tmp_path / "kinds.toml"
-    path.write_text(ex._dump_toml(config))
+    path.write_text(config_module._dump_toml(config))
     out = run_experiment(load_config(path), tmp_path / "res", progress=False)
     summary = json.loads((out / "summary.json").read_text())
     assert [(r["panel"], r["epsilon"]) for r in summary["results"]] == [
@@ -555,18 +556,18 @@ def test_plot_results_redraws_from_the_csv(tmp_path: Path) -> None:
 
 
 def test_paper_colours_and_no_clashes() -> None:
-    colors = ex._colors(["DP-SE", "Dist-DP-SE", "Dist-RDP-SE(s=10)", "Dist-RDP-SE(s=100)"])
+    colors = plotting._colors(["DP-SE", "Dist-DP-SE", "Dist-RDP-SE(s=10)", "Dist-RDP-SE(s=100)"])
     assert colors == {
         "DP-SE": "black",
         "Dist-DP-SE": "blue",
         "Dist-RDP-SE(s=10)": "red",
         "Dist-RDP-SE(s=100)": "green",
     }
-    colors = ex._colors(["CDP-SE", "LDP-SE", "Dist-DP-SE", "Dist-RDP-SE(s=10)", "Dist-CDP-SE(s=10)"])
+    colors = plotting._colors(["CDP-SE", "LDP-SE", "Dist-DP-SE", "Dist-RDP-SE(s=10)", "Dist-CDP-SE(s=10)"])
     assert colors["CDP-SE"] == "black"
     assert colors["LDP-SE"] == "cyan"
     assert colors["Dist-CDP-SE(s=10)"] == "green"
-    mixed = ex._colors(["DP-SE", "CDP-SE", "mine", "yours"])  # DP-SE and CDP-SE both want black
+    mixed = plotting._colors(["DP-SE", "CDP-SE", "mine", "yours"])  # DP-SE and CDP-SE both want black
     assert len(set(mixed.values())) == 4
 
 
@@ -578,7 +579,7 @@ def test_toml_writer_round_trips_awkward_values() -> None:
         "t": {"a key": 1, "b": True},
         "arr": [{"x": 1}, {"x": 2, "y": {"z": "w"}}],
     }
-    assert tomllib.loads(ex._dump_toml(data)) == data
+    assert tomllib.loads(config_module._dump_toml(data)) == data
 
 
 def test_a_dask_cluster_gives_the_same_csv(tmp_path: Path) -> None:

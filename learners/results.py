@@ -1,0 +1,377 @@
+"""The results folder of a regret experiment: its files, the unit checkpoints, the outputs.
+
+See :mod:`learners.experiment` for the layout.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import json
+import math
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from accounting.accountant import Accountant
+from learners import mab
+from learners.config import Config, Unit
+from learners.errors import LearnerError, ParameterError
+
+if TYPE_CHECKING:
+    pass
+
+FloatArray = NDArray[np.float64]
+IntArray = NDArray[np.int64]
+
+#: Files of a results folder.
+CSV_FILE = "regret.csv"
+SUMMARY_FILE = "summary.json"
+CONFIG_FILE = "config.toml"
+VERSIONS_FILE = "versions.json"
+FINGERPRINT_FILE = "fingerprint.txt"
+UNITS_DIR = "units"
+CSV_COLUMNS = (
+    "panel",
+    "algorithm",
+    "label",
+    "epsilon",
+    "repetition",
+    "round",
+    "pseudo_regret",
+    "realized_regret",
+)
+
+
+@dataclass(frozen=True, eq=False)
+class _UnitData:
+    rounds: IntArray
+    pseudo: FloatArray
+    realized: FloatArray
+    released: IntArray
+    final_arms: IntArray
+    meta: dict[str, Any]
+
+    #: The hash of the content, written with it (``None`` for units of an older version).
+    checksum: str | None = None
+
+    def arrays(self) -> dict[str, NDArray[Any]]:
+        return {
+            "rounds": self.rounds,
+            "pseudo": self.pseudo,
+            "realized": self.realized,
+            "released": self.released,
+            "final_arms": self.final_arms,
+        }
+
+    def digest(self) -> str:
+        """``sha256:`` of every array (dtype, shape, bytes) and the meta JSON, in a fixed order."""
+        h = hashlib.sha256()
+        for name, a in self.arrays().items():
+            c = np.ascontiguousarray(a)
+            h.update(f"{name}:{c.dtype.str}:{c.shape};".encode())
+            h.update(c.tobytes())
+        h.update(json.dumps(self.meta, sort_keys=True).encode())
+        return "sha256:" + h.hexdigest()
+
+    def save(self, path: Path) -> None:
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        with tmp.open("wb") as f:
+            np.savez(
+                f,
+                rounds=self.rounds,
+                pseudo=self.pseudo,
+                realized=self.realized,
+                released=self.released,
+                final_arms=self.final_arms,
+                meta=np.array(json.dumps(self.meta, sort_keys=True)),
+                checksum=np.array(self.digest()),
+            )
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+
+    @classmethod
+    def load(cls, path: Path) -> _UnitData:
+        """Read a unit; one whose content does not match its hash is :class:`TamperedError`."""
+        with np.load(path, allow_pickle=False) as z:
+            data = cls(
+                np.asarray(z["rounds"], dtype=np.int64),
+                np.asarray(z["pseudo"], dtype=np.float64),
+                np.asarray(z["realized"], dtype=np.float64),
+                np.asarray(z["released"], dtype=np.int64),
+                np.asarray(z["final_arms"], dtype=np.int64),
+                _strict_json(str(z["meta"])),
+                str(z["checksum"]) if "checksum" in z.files else None,
+            )
+        if data.checksum is not None and data.checksum != data.digest():
+            raise TamperedError(
+                "checkpoint",
+                str(path),
+                "a unit checkpoint whose content matches the hash written with it (it was changed after "
+                "it was written); delete it to compute it again, or --force to start afresh",
+            )
+        return data
+
+    def fits(self, unit: Unit) -> bool:
+        c = self.rounds.shape[0]
+        return (
+            self.checksum is not None  # units of an older version: run them again
+            and self.pseudo.shape == self.realized.shape == (unit.count, c)
+            and self.released.shape == (unit.count,)
+            and "ledgers" in self.meta  # units of an older version held no ledgers: run them again
+        )
+
+
+class TamperedError(ParameterError, LearnerError):
+    """A file of a results folder does not match the content hash written with it."""
+
+
+def _strict_json(text: str) -> Any:
+    """``json.loads`` that refuses a key given twice in one object (the later would win silently)."""
+
+    def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for key, value in items:
+            if key in out:
+                raise ValueError(f"the key {key!r} appears twice in one object")
+            out[key] = value
+        return out
+
+    return json.loads(text, object_pairs_hook=pairs)
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
+
+
+# ---------------------------------------------------------------------------------------
+# Outputs: CSV, summary, plots
+# ---------------------------------------------------------------------------------------
+
+
+def _t_quantile(repetitions: int) -> float:
+    from scipy import stats
+
+    return float(stats.t.ppf(0.975, repetitions - 1))
+
+
+def _statistics(values: FloatArray) -> dict[str, Any]:
+    """Mean and the 95% t confidence interval ``mean ± t_{0.975, R-1} sd / sqrt(R)`` of ``values``."""
+    r = values.size
+    mean = float(values.mean())
+    if r < 2:
+        return {"mean": mean, "sd": None, "half_width": None, "ci95": None}
+    sd = float(values.std(ddof=1))
+    half = _t_quantile(r) * sd / math.sqrt(r)
+    return {"mean": mean, "sd": sd, "half_width": half, "ci95": [mean - half, mean + half]}
+
+
+def _json_ready(value: Any) -> Any:
+    """Standard JSON (infinities and NaN as strings)."""
+    if isinstance(value, dict):
+        return {str(k): _json_ready(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_json_ready(v) for v in value]
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)
+    return value
+
+
+def _merge_privacy(
+    learner: mab.Learner, metas: Sequence[Mapping[str, Any]], delta: float, route: str
+) -> dict[str, Any]:
+    """The privacy of a (panel, algorithm, ε) over its chunks: its ledgers, answered once.
+
+    Every chunk wrote the ledger of each batch size it released; chunks that released the same
+    size wrote the same events (the parameters depend on the size only). The merged ledgers are
+    answered by :func:`learners.mab.privacy_of`, which memoizes them.
+    """
+    ledgers: dict[int, Accountant] = {}
+    releases: dict[int, int] = {}
+    for m in metas:
+        for key, data in m["ledgers"].items():
+            n, ledger = int(key), Accountant.from_dict(data)
+            if ledgers.setdefault(n, ledger) != ledger:
+                raise LearnerError(f"two chunks wrote different ledgers for batches of {n} users")
+            releases[n] = releases.get(n, 0) + int(m["releases"][key])
+    privacy = asdict(mab.privacy_of(learner, ledgers, delta, route))
+    privacy["releases"] = [[n, releases[n]] for n in sorted(releases)]
+    return privacy
+
+
+def _write_outputs(config: Config, out: Path, units: Sequence[Unit]) -> None:
+    groups: dict[tuple[int, int, int], list[tuple[Unit, _UnitData]]] = {}
+    for u in units:
+        groups.setdefault((u.panel, u.algorithm, u.epsilon), []).append(
+            (u, _UnitData.load(out / UNITS_DIR / f"{u.stem}.npz"))
+        )
+
+    results: list[dict[str, Any]] = []
+    tmp = out / f".{CSV_FILE}.{os.getpid()}.tmp"
+    with tmp.open("w", encoding="utf-8", newline="") as f:
+        f.write(",".join(CSV_COLUMNS) + "\n")
+        for (p, a, e), parts in groups.items():
+            panel, algorithm = config.panels[p], config.algorithms[a]
+            eps = panel.epsilons[e] if algorithm.private else None
+            eps_text = repr(eps) if eps is not None else ""
+            rounds = parts[0][1].rounds
+            for u, data in parts:
+                if not np.array_equal(data.rounds, rounds):
+                    raise LearnerError(f"unit {u.stem}: checkpoints differ from the other chunks'")
+                round_list = rounds.tolist()
+                for i in range(u.count):
+                    rep = u.first + i
+                    for t, ps, rz in zip(
+                        round_list, data.pseudo[i].tolist(), data.realized[i].tolist(), strict=True
+                    ):
+                        f.write(
+                            f"{panel.name},{algorithm.name},{_csv_text(algorithm.label)},{eps_text},"
+                            f"{rep},{t},{ps!r},{rz!r}\n"
+                        )
+            pseudo = np.concatenate([d.pseudo for _, d in parts])
+            realized = np.concatenate([d.realized for _, d in parts])
+            final_round = int(rounds[-1])
+            metas = [d.meta for _, d in parts]
+            results.append(
+                {
+                    "panel": panel.name,
+                    "algorithm": algorithm.name,
+                    "label": algorithm.label,
+                    "epsilon": eps,
+                    "horizon": panel.horizon,
+                    "repetitions": int(pseudo.shape[0]),
+                    "round": final_round,
+                    "pseudo_regret": {
+                        "time_average": _statistics(pseudo[:, -1] / final_round),
+                        "cumulative": _statistics(pseudo[:, -1]),
+                    },
+                    "realized_regret": {
+                        "time_average": _statistics(realized[:, -1] / final_round),
+                        "cumulative": _statistics(realized[:, -1]),
+                    },
+                    "privacy": _merge_privacy(
+                        algorithm.learner(eps), metas, config.delta, config.privacy_route
+                    ),
+                    "bits_per_user_per_batch": max(int(m["bits"]) for m in metas),
+                    "batch_sizes": sorted({int(n) for m in metas for n in m["batch_sizes"]}),
+                    "released_mean": float(np.concatenate([d.released for _, d in parts]).mean()),
+                    "final_arms_mean": float(np.concatenate([d.final_arms for _, d in parts]).mean()),
+                    "learner": metas[0]["learner"],
+                }
+            )
+    os.replace(tmp, out / CSV_FILE)
+
+    summary = {
+        "name": config.name,
+        "description": config.description,
+        "fingerprint": config.fingerprint,
+        "quick": config.quick,
+        "seed": config.seed,
+        "repetitions": config.repetitions,
+        "delta": config.delta,
+        "panels": [
+            {
+                "name": p.name,
+                "instance": p.instance.to_dict(),
+                "caption": p.instance.describe(),
+                "horizon": p.horizon,
+                "epsilons": list(p.epsilons),
+            }
+            for p in config.panels
+        ],
+        "results": results,
+    }
+    _write_atomic(out / SUMMARY_FILE, json.dumps(_json_ready(summary), indent=2, allow_nan=False) + "\n")
+
+
+def _csv_text(text: str) -> str:
+    if any(c in text for c in ',"\n\r'):
+        return '"' + text.replace('"', '""') + '"'
+    return text
+
+
+@dataclass(frozen=True, eq=False)
+class _Curve:
+    panel: str
+    algorithm: str
+    label: str
+    epsilon: float | None
+    rounds: IntArray
+    pseudo: FloatArray  # (R, C)
+
+
+def _read_curves(path: Path) -> list[_Curve]:
+    """The regret curves of a ``regret.csv``, in the order they appear.
+
+    A file that is not what :func:`run_experiment` writes — another header, a short or garbled
+    line, a round below 1, a non-finite regret, repetitions with different checkpoints — is a
+    :class:`ParameterError` naming the file and the line.
+    """
+    rows: dict[tuple[str, str, str, str], dict[int, list[tuple[int, float]]]] = {}
+    expected = f"a {CSV_FILE} written by dp-regret, with columns {', '.join(CSV_COLUMNS)}"
+
+    def bad(detail: str) -> ParameterError:
+        return ParameterError("results_dir", str(path), f"{expected} ({detail})")
+
+    try:
+        with path.open(encoding="utf-8", newline="") as f:
+            reader = csv.reader(f)
+            header = next(reader, None)
+            if header is None or tuple(header) != CSV_COLUMNS:
+                raise bad("its header differs")
+            for line in reader:
+                if len(line) != len(CSV_COLUMNS):
+                    raise bad(f"line {reader.line_num} has {len(line)} fields, not {len(CSV_COLUMNS)}")
+                panel, algorithm, label, eps, rep, t, regret, _ = line
+                try:
+                    point, r = (int(t), float(regret)), int(rep)
+                    eps_ok = not eps or math.isfinite(float(eps))
+                except ValueError as exc:
+                    raise bad(f"line {reader.line_num}: {exc}") from None
+                if point[0] < 1 or r < 0 or not math.isfinite(point[1]) or not eps_ok:
+                    raise bad(f"line {reader.line_num}: a round < 1, a repetition < 0 or a non-finite number")
+                rows.setdefault((panel, algorithm, label, eps), {}).setdefault(r, []).append(point)
+    except (UnicodeDecodeError, csv.Error) as exc:
+        raise bad(" ".join(str(exc).split())[:200]) from None
+    curves = []
+    for (panel, algorithm, label, eps), reps in rows.items():
+        series = [sorted(points) for _, points in sorted(reps.items())]
+        rounds = np.array([t for t, _ in series[0]], dtype=np.int64)
+        if any([t for t, _ in s] != rounds.tolist() for s in series):
+            raise bad(f"the repetitions of {panel}/{label}/{eps or 'non-private'} have different checkpoints")
+        pseudo = np.array([[v for _, v in s] for s in series], dtype=np.float64)
+        curves.append(_Curve(panel, algorithm, label, float(eps) if eps else None, rounds, pseudo))
+    return curves
+
+
+def _read_summary(path: Path) -> tuple[str | None, dict[str, str]]:
+    """The title and the panel captions of a ``summary.json`` (a malformed one names the file)."""
+    try:
+        data = _strict_json(path.read_text(encoding="utf-8"))
+        title = data.get("name")
+        captions = {
+            str(p["name"]): f"{p['caption']}, T={_short(int(p['horizon']))}" for p in data.get("panels", [])
+        }
+    except (ValueError, TypeError, KeyError, AttributeError, RecursionError) as exc:
+        detail = f"{type(exc).__name__}: {' '.join(str(exc).split())[:160]}"
+        raise ParameterError(
+            "results_dir", str(path), f"a {SUMMARY_FILE} written by dp-regret ({detail})"
+        ) from None
+    return (str(title) if title is not None else None), captions
+
+
+def _short(n: int) -> str:
+    """``1e6`` for 1000000, ``2.5e5`` for 250000, ``1234`` for 1234."""
+    if n < 10**4:
+        return str(n)
+    digits = len(str(n)) - 1
+    mantissa = n / 10**digits
+    return f"{mantissa:g}e{digits}" if mantissa == round(mantissa, 3) else str(n)

@@ -1,0 +1,580 @@
+"""Running a regret experiment: units of work, here, on processes or on Dask, resumably.
+
+See :mod:`learners.experiment` for seeds, resuming and execution.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import sys
+import zipfile
+from collections.abc import Callable, Generator, Sequence
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import asdict, dataclass
+from importlib import metadata
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from learners import mab
+from learners.config import Config, InstanceSpec, Unit
+from learners.environments import MABInstance
+from learners.errors import ConfigError, LearnerError, ParameterError, ParameterTypeError
+from learners.plotting import plot_results
+from learners.results import (
+    CONFIG_FILE,
+    CSV_FILE,
+    FINGERPRINT_FILE,
+    SUMMARY_FILE,
+    UNITS_DIR,
+    VERSIONS_FILE,
+    TamperedError,
+    _UnitData,
+    _write_atomic,
+    _write_outputs,
+)
+
+if TYPE_CHECKING:
+    from distributed import Client
+
+FloatArray = NDArray[np.float64]
+IntArray = NDArray[np.int64]
+
+
+# ---------------------------------------------------------------------------------------
+# Units of work: the task shipped to a worker and the data it sends back
+# ---------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Task:
+    unit: Unit
+    learner: mab.Learner
+    instances: MABInstance | tuple[MABInstance, ...]
+    horizon: int
+    tape_seeds: tuple[np.random.SeedSequence, ...]
+    noise_seed: np.random.SeedSequence
+    checkpoints: int
+    delta: float
+
+
+def _compute(task: _Task) -> _UnitData:
+    """Run one unit (in this process, a worker process or on a Dask worker)."""
+    tapes = [np.random.default_rng(s) for s in task.tape_seeds]
+    result = mab.run(
+        task.learner,
+        task.instances,
+        task.horizon,
+        tapes=tapes,
+        rng=np.random.default_rng(task.noise_seed),
+        checkpoints=task.checkpoints,
+        delta=task.delta,
+    )
+    meta = {
+        "label": task.learner.label,
+        "learner": asdict(task.learner),
+        "horizon": result.horizon,
+        # the ledgers the run wrote as it released (answered once, when the outputs are written)
+        "ledgers": {str(n): ledger.to_dict() for n, ledger in result.ledgers.items()},
+        "releases": {str(n): int(k) for n, k in result.releases.items()},
+        "bits": int(result.bits),
+        "batch_sizes": [int(n) for n in result.batch_sizes],
+    }
+    return _UnitData(
+        np.asarray(result.rounds, dtype=np.int64),
+        np.asarray(result.pseudo_regret, dtype=np.float64),
+        np.asarray(result.realized_regret, dtype=np.float64),
+        np.asarray(result.released, dtype=np.int64),
+        np.asarray(result.final_arms, dtype=np.int64),
+        meta,
+    )
+
+
+def _panel_draws(
+    config: Config, shared_cache: dict[InstanceSpec, MABInstance]
+) -> list[tuple[list[MABInstance] | MABInstance, list[np.random.SeedSequence]]]:
+    """For each panel: its instance(s), one per repetition unless shared, and the tape seeds."""
+    out: list[tuple[list[MABInstance] | MABInstance, list[np.random.SeedSequence]]] = []
+    for p, panel in enumerate(config.panels):
+        instance_seeds, tape_seeds = [], []
+        for r in range(config.repetitions):
+            child_instance, child_tape = np.random.SeedSequence(config.seed, spawn_key=(p, 0, r)).spawn(2)
+            instance_seeds.append(child_instance)
+            tape_seeds.append(child_tape)
+        spec = panel.instance
+        instances: list[MABInstance] | MABInstance
+        if spec.shared:
+            if spec not in shared_cache:
+                try:
+                    shared_cache[spec] = spec.build_shared()
+                except (ParameterError, ParameterTypeError) as err:
+                    where = f"{panel.instance_where}.{_instance_field(err.name)}"
+                    raise ConfigError(where, err.value, err.valid) from err
+            instances = shared_cache[spec]
+        else:
+            instances = [spec.draw(np.random.default_rng(s)) for s in instance_seeds]
+        out.append((instances, tape_seeds))
+    return out
+
+
+def _instance_field(name: str) -> str:
+    """The ``[instance]`` key of a parameter of :mod:`learners.datasets` / :mod:`~learners.environments`."""
+    return {"seed": "cluster_seed", "locations": "means"}.get(name, name)
+
+
+def _tasks(config: Config, units: Sequence[Unit]) -> list[_Task]:
+    draws = _panel_draws(config, {})
+    tasks = []
+    for u in units:
+        panel = config.panels[u.panel]
+        algorithm = config.algorithms[u.algorithm]
+        instances, tape_seeds = draws[u.panel]
+        part = (
+            instances if isinstance(instances, MABInstance) else tuple(instances[u.first : u.first + u.count])
+        )
+        noise = np.random.SeedSequence(config.seed, spawn_key=(u.panel, 1, u.algorithm, u.epsilon, u.chunk))
+        eps = panel.epsilons[u.epsilon] if algorithm.private else None
+        tasks.append(
+            _Task(
+                u,
+                algorithm.learner(eps),
+                part,
+                panel.horizon,
+                tuple(tape_seeds[u.first : u.first + u.count]),
+                noise,
+                config.checkpoints,
+                config.delta,
+            )
+        )
+    return tasks
+
+
+# ---------------------------------------------------------------------------------------
+# Execution: here, on local processes, or on a Dask cluster
+# ---------------------------------------------------------------------------------------
+
+
+_Results = Generator[tuple["_Task", "_UnitData"], None, None]
+
+
+def _run_here(tasks: Sequence[_Task]) -> _Results:
+    for task in tasks:
+        yield task, _compute(task)
+
+
+def _run_processes(tasks: Sequence[_Task], workers: int) -> _Results:
+    pool = ProcessPoolExecutor(max_workers=min(workers, len(tasks)))
+    try:
+        futures = {pool.submit(_compute, task): task for task in tasks}
+        for future in as_completed(futures):
+            yield futures[future], future.result()
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _distributed() -> Any:
+    """The :mod:`distributed` module (imported on first use: it is an optional dependency)."""
+    try:
+        import distributed
+    except ImportError as exc:  # pragma: no cover - the dask extra is not installed
+        raise LearnerError(
+            "a scheduler was given but dask.distributed is not installed (pip install 'dpcert[dask]')"
+        ) from exc
+    return distributed
+
+
+#: Seconds a scheduler address may take to answer before the run gives up (one line, status 2).
+CONNECT_TIMEOUT = 4.0
+
+_SCHEMES = ("tcp", "tls", "ws", "wss", "inproc", "ucx")
+
+
+def connect(address: str, name: str = "scheduler", timeout: float = CONNECT_TIMEOUT) -> Any:
+    """A :class:`distributed.Client` of the Dask scheduler at ``address``.
+
+    An address that is malformed, or a scheduler that does not answer within about ``timeout``
+    seconds, is a :class:`ParameterError` naming ``name`` (the option or argument it came from),
+    never a hang: the connection is made in a daemon thread that is abandoned at the deadline.
+    """
+    distributed = _distributed()
+    if not isinstance(address, str) or not address.strip():
+        raise ParameterError(name, address, "a Dask scheduler address such as tcp://host:8786")
+    try:
+        from distributed.comm.addressing import parse_address, parse_host_port
+
+        scheme, location = parse_address(address)
+        host, port = None, 0
+        if scheme not in _SCHEMES:
+            raise ValueError(f"unknown scheme {scheme!r}")
+        if scheme in ("tcp", "tls", "ws", "wss"):
+            host, port = parse_host_port(location)
+            if not 0 < int(port) < 65536:
+                raise ValueError(f"port {port} is not in 1..65535")
+    except Exception as exc:  # distributed raises ValueError, TypeError or AssertionError here
+        raise ParameterError(
+            name, address, f"a Dask scheduler address such as tcp://host:8786 ({exc})"
+        ) from None
+    if host is not None:
+        import socket
+
+        try:  # a quick, clean answer for the common case: nothing listens there
+            socket.create_connection((host, int(port)), timeout=timeout).close()
+        except OSError as exc:
+            reason = exc.strerror or str(exc) or type(exc).__name__
+            valid = f"the address of a running Dask scheduler ({reason})"
+            raise ParameterError(name, address, valid) from None
+
+    import threading
+
+    box: dict[str, Any] = {}
+
+    def attempt() -> None:
+        client = distributed.Client.__new__(distributed.Client)
+        try:
+            client.__init__(address, timeout=timeout, set_as_default=False)
+            box["client"] = client
+        except BaseException as exc:  # reported to the caller below
+            box["error"] = exc
+            # A half-built client would try to close itself when collected, for seconds, and
+            # print a traceback: it never connected, so there is nothing to close.
+            client.status = "closed"
+
+    thread = threading.Thread(target=attempt, name="dpcert-connect", daemon=True)
+    thread.start()
+    thread.join(timeout + 1.0)
+    if "client" in box:
+        return box["client"]
+    error = box.get("error")
+    reason = (
+        f"{type(error).__name__}: {' '.join(str(error).split())}" if error else f"no answer in {timeout:g} s"
+    )
+    raise ParameterError(name, address, f"the address of a running Dask scheduler ({reason})")
+
+
+def _run_dask(tasks: Sequence[_Task], client: Any) -> _Results:
+    """Run the tasks on a connected Dask client (:func:`run_experiment` owns and closes it)."""
+    distributed = _distributed()
+    futures: dict[Any, _Task] = {}
+    try:
+        futures = {client.submit(_compute, task, pure=False): task for task in tasks}
+        for future in distributed.as_completed(list(futures), loop=client.loop):
+            data: _UnitData = future.result()
+            task = futures[future]
+            future.release()
+            yield task, data
+    finally:
+        if futures:
+            client.cancel(list(futures))
+
+
+def _check_scheduler(scheduler: object, workers: object) -> None:
+    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+        raise ParameterError("workers", workers, "an integer >= 1")
+    if scheduler is None:
+        return
+    if isinstance(scheduler, str):
+        if not scheduler:
+            raise ParameterError("scheduler", scheduler, "None, a Dask scheduler address or a Client")
+    elif not (hasattr(scheduler, "submit") and hasattr(scheduler, "cancel")):
+        raise ParameterTypeError("scheduler", scheduler, "None, a Dask scheduler address (str) or a Client")
+    if workers != 1:
+        raise ParameterError(
+            "workers", workers, "1 when a scheduler is given (the cluster has its own workers)"
+        )
+
+
+# ---------------------------------------------------------------------------------------
+# The results folder
+# ---------------------------------------------------------------------------------------
+
+
+def _versions() -> dict[str, str]:
+    out = {"python": platform.python_version(), "platform": platform.platform()}
+    for key, dist in (
+        ("numpy", "numpy"),
+        ("scipy", "scipy"),
+        ("mpmath", "mpmath"),
+        ("sklearn", "scikit-learn"),
+        ("matplotlib", "matplotlib"),
+        ("dpcert", "dpcert"),
+    ):
+        try:
+            out[key] = metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            out[key] = "not installed"
+    out["executable"] = sys.executable
+    return out
+
+
+#: The lock of a results folder: held (``fcntl.flock``) by the run writing it, and naming it.
+LOCK_FILE = ".dp-regret.lock"
+
+
+def _folder_error(out: Path, exc: OSError) -> ParameterError:
+    """An operating-system error on the results folder, as one line naming the file."""
+    where = f"{exc.filename}: " if exc.filename else ""
+    return ParameterError("out_dir", str(out), f"a writable results folder ({where}{exc.strerror or exc})")
+
+
+def _check_place(out: Path) -> None:
+    """Refuse, before writing anything, a results folder that is a file or lies below one."""
+    if out.exists() and not out.is_dir():
+        raise ParameterError("out_dir", str(out), "a folder (a file of that name exists)")
+    for parent in out.absolute().parents:
+        if parent.exists():
+            if not parent.is_dir():
+                raise ParameterError("out_dir", str(out), f"a folder, but {parent} is a file")
+            break
+
+
+class _FolderLock:
+    """An exclusive lock on a results folder, so two runs on one folder never write over each other.
+
+    The lock is ``fcntl.flock`` on :data:`LOCK_FILE`, which the kernel releases when the process
+    ends however it ends (no stale locks); the file names the holder (pid, host, start time) for the
+    message a second run gets, and is removed when the run ends. Where ``fcntl`` does not exist
+    (Windows) the folder is not locked.
+    """
+
+    def __init__(self, out: Path) -> None:
+        self.out = out
+        self.path = out / LOCK_FILE
+        self.handle: Any = None
+
+    def __enter__(self) -> _FolderLock:
+        try:
+            import fcntl
+        except ImportError:  # pragma: no cover - not POSIX
+            return self
+        if self.path.exists() and not self.path.is_file():
+            raise ParameterError(
+                "out_dir", str(self.out), f"a folder whose {LOCK_FILE} is a file (remove it)"
+            )
+        while True:
+            handle = open(self.path, "a+", encoding="utf-8")  # held until __exit__
+            try:
+                fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                handle.seek(0)
+                holder = " ".join(handle.read(500).split()) or "another process"
+                handle.close()
+                raise ParameterError(
+                    "out_dir",
+                    str(self.out),
+                    f"a folder no other run is writing: it is locked by {holder} ({self.path}); wait for "
+                    "that run to finish, or give another --out",
+                ) from None
+            except OSError:
+                handle.close()
+                raise
+            # The holder before us removes the file as it ends: locking that removed file is no lock.
+            try:
+                same = os.stat(self.path).st_ino == os.fstat(handle.fileno()).st_ino
+            except FileNotFoundError:
+                same = False
+            if same:
+                break
+            handle.close()
+        import socket
+        import time
+
+        handle.seek(0)
+        handle.truncate()
+        started = time.strftime("%Y-%m-%d %H:%M:%S")
+        handle.write(f"dp-regret pid {os.getpid()} on {socket.gethostname()} since {started}\n")
+        handle.flush()
+        self.handle = handle
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.handle is not None:
+            import fcntl
+
+            self.path.unlink(missing_ok=True)  # while still locked: the next run makes a new one
+            fcntl.flock(self.handle.fileno(), fcntl.LOCK_UN)
+            self.handle.close()
+            self.handle = None
+
+
+def _our_files(out: Path) -> list[Path]:
+    files = [out / n for n in (CSV_FILE, SUMMARY_FILE, CONFIG_FILE, VERSIONS_FILE, FINGERPRINT_FILE)]
+    files += sorted(out.glob("regret*.png"))
+    units = out / UNITS_DIR
+    if units.is_dir():
+        files += sorted(units.glob("*.npz")) + sorted(units.glob(".*.tmp"))
+    return [f for f in files if f.is_file()]
+
+
+def _open_folder(out: Path, config: Config, force: bool) -> None:
+    """Check that ``out`` may hold this config's results; clear it with ``force``."""
+    if out.exists() and not out.is_dir():
+        raise ParameterError("out_dir", str(out), "a folder (a file of that name exists)")
+    if not (out.is_dir() and any(f.name != LOCK_FILE for f in out.iterdir())):
+        return
+    stamp = out / FINGERPRINT_FILE
+    old = stamp.read_text(encoding="utf-8").strip() if stamp.is_file() else None
+    if old == config.fingerprint and not force:
+        return
+    if not force:
+        if old is None:
+            raise ParameterError(
+                "out_dir",
+                str(out),
+                f"a new or empty folder, or a dp-regret results folder (this one has files but no "
+                f"{FINGERPRINT_FILE}); pass force=True (--force) to write into it anyway",
+            )
+        raise ParameterError(
+            "out_dir",
+            str(out),
+            f"a folder holding results of this same config (its fingerprint is {old}, this config's "
+            f"is {config.fingerprint}); pass force=True (--force) to discard them and start afresh",
+        )
+    for f in _our_files(out):
+        f.unlink()
+
+
+def run_experiment(
+    config: Config,
+    out_dir: str | os.PathLike[str],
+    *,
+    workers: int = 1,
+    scheduler: str | Client | None = None,
+    progress: bool = True,
+    force: bool = False,
+    on_unit: Callable[[Unit, bool], None] | None = None,
+) -> Path:
+    """Run every unit of ``config`` not yet finished in ``out_dir``, then write the outputs.
+
+    Parameters
+    ----------
+    config : Config
+        From :func:`load_config`.
+    out_dir : str or os.PathLike
+        The results folder: created if missing; an existing folder of the same config is resumed.
+    workers : int, optional
+        Local worker processes (1: run here).
+    scheduler : str or distributed.Client, optional
+        Run the units on a Dask cluster (its address or a client); needs the ``dask`` extra and
+        dpcert installed on the workers.
+    progress : bool, optional
+        Show a progress bar (tqdm, on stderr) over the units.
+    force : bool, optional
+        Discard earlier results in ``out_dir`` (of any config) and start afresh.
+    on_unit : callable, optional
+        Called as ``on_unit(unit, computed)`` after each unit is saved (``computed=True``) or found
+        finished on disk (``computed=False``); an exception it raises stops the run, with every
+        unit saved so far kept for a resume.
+
+    Returns
+    -------
+    pathlib.Path
+        The results folder.
+
+    Raises
+    ------
+    ConfigError
+        A data file that cannot be read or clustered (nothing is written).
+    ParameterError
+        ``out_dir`` holds something else than results of this config (and ``force`` is false), or
+        bad ``workers`` / ``scheduler``.
+    """
+    if not isinstance(config, Config):
+        raise ParameterTypeError("config", config, "a Config (from load_config)")
+    _check_scheduler(scheduler, workers)
+    out = Path(out_dir)
+    units = config.units()
+    tasks = _tasks(config, units)  # builds the instances: a bad data file fails before any write
+    _check_place(out)
+    # Connect before anything is written: an unreachable scheduler is one line, within seconds.
+    client: Any = connect(scheduler) if isinstance(scheduler, str) else scheduler
+    try:
+        try:
+            out.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise _folder_error(out, exc) from None
+        with _FolderLock(out):
+            try:
+                return _run_in(out, config, units, tasks, workers, client, progress, force, on_unit)
+            except OSError as exc:
+                raise _folder_error(out, exc) from None
+    finally:
+        if isinstance(scheduler, str):
+            client.close()
+
+
+def _run_in(
+    out: Path,
+    config: Config,
+    units: Sequence[Unit],
+    tasks: Sequence[_Task],
+    workers: int,
+    client: Any,
+    progress: bool,
+    force: bool,
+    on_unit: Callable[[Unit, bool], None] | None,
+) -> Path:
+    """The body of :func:`run_experiment`, with the folder locked."""
+    _open_folder(out, config, force)
+
+    unit_dir = out / UNITS_DIR
+    unit_dir.mkdir(parents=True, exist_ok=True)
+    for stale in unit_dir.glob(".*.tmp"):
+        stale.unlink()
+    _write_atomic(out / FINGERPRINT_FILE, config.fingerprint + "\n")
+    _write_atomic(out / CONFIG_FILE, config.to_toml())
+    _write_atomic(out / VERSIONS_FILE, json.dumps(_versions(), indent=2) + "\n")
+
+    pending: list[_Task] = []
+    finished: list[Unit] = []
+    for task in tasks:
+        path = unit_dir / f"{task.unit.stem}.npz"
+        if path.exists() and not path.is_file():
+            raise ParameterError(
+                "checkpoint",
+                str(path),
+                "a unit checkpoint file (this is not a file: remove it to compute the unit)",
+            )
+        if path.is_file():
+            try:
+                ok = _UnitData.load(path).fits(task.unit)
+            except TamperedError:
+                raise
+            except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile):
+                ok = False  # unreadable (say, a disk filled up): compute it again
+            if ok:
+                finished.append(task.unit)
+                continue
+        pending.append(task)
+
+    from tqdm import tqdm
+
+    with tqdm(
+        total=len(tasks), initial=len(finished), disable=not progress, desc=config.name, unit="unit"
+    ) as bar:
+        for unit in finished:
+            if on_unit is not None:
+                on_unit(unit, False)
+        if pending:
+            runs = (
+                _run_dask(pending, client)
+                if client is not None
+                else _run_processes(pending, workers)
+                if workers > 1
+                else _run_here(pending)
+            )
+            try:
+                for task, data in runs:
+                    data.save(unit_dir / f"{task.unit.stem}.npz")
+                    bar.update(1)
+                    if on_unit is not None:
+                        on_unit(task.unit, True)
+            finally:
+                runs.close()  # stops the workers (and cancels what is queued) if we stopped early
+
+    _write_outputs(config, out, units)
+    plot_results(out)
+    return out
