@@ -568,6 +568,10 @@ class Geometric(Polya):
 # ---------------------------------------------------------------------------------------
 
 
+#: The largest shift at which :meth:`Skellam._poisson_shift_prior` is evaluated (see there).
+_POISSON_SHIFT_MAX = 1000
+
+
 @dataclass(frozen=True, init=False)
 class Skellam(LatticeNoise):
     """Skellam: ``offset + N1 - N2`` with independent ``N1 ~ Poisson(μ1)``, ``N2 ~ Poisson(μ2)``.
@@ -792,8 +796,14 @@ class Skellam(LatticeNoise):
         is ``E[((K+1)···(K+Δ)/μ^Δ)^{β-1}]`` over ``K ~ Poisson(μ)``; with
         ``(K+1)···(K+Δ) <= Δ! e^{ΔK}`` and the Poisson MGF,
         ``D_β <= ln(Δ!/μ^Δ) + μ(e^{Δ(β-1)} - 1)/(β - 1)`` (rounded up).
+
+        For shifts beyond :data:`_POISSON_SHIFT_MAX` the bound is ``inf`` (not computed): there
+        ``Δ!`` alone takes seconds (a minute at 10^7), and as ``μ >= 5e-324 > e^{-745}`` its last
+        term exceeds ``e^{Δ(β-1) - 745}/(β - 1) > e^{250}``, so it never beats the AKL bound.
         """
         d = abs(shift)
+        if d > _POISSON_SHIFT_MAX:
+            return mp.inf
         rate = self.mu1 if shift > 0 else self.mu2
         with precision(DEFAULT_DPS):
             mu = to_interval(rate)
