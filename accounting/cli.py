@@ -34,6 +34,7 @@ import os
 import sys
 import warnings
 from collections.abc import Callable, Mapping, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import asdict, dataclass, is_dataclass
 from fractions import Fraction
 from typing import Any, NoReturn, TypeVar
@@ -76,6 +77,7 @@ from accounting.noise import (
     Polya,
     Skellam,
 )
+from accounting.progress import Progress, bar
 
 T = TypeVar("T")
 
@@ -357,6 +359,21 @@ def _emit(args: argparse.Namespace, record: dict[str, object], text: str) -> int
     return 0
 
 
+def _progress(args: argparse.Namespace, description: str) -> AbstractContextManager[Progress | None]:
+    """The progress bar of a long answer (:func:`accounting.progress.bar`): on standard error, so
+    never mixed into the answer (``--json`` included), shown only when standard error is a
+    terminal, and never with ``--no-progress``."""
+    return bar(description, enabled=not getattr(args, "no_progress", False))
+
+
+def _add_no_progress(cmd: argparse.ArgumentParser) -> None:
+    cmd.add_argument(
+        "--no-progress",
+        action="store_true",
+        help="no progress bar (one is shown on standard error only when it is a terminal)",
+    )
+
+
 def _certified(asked: str, answer: Enclosure) -> str:
     """The text of a certified answer: its upper end, or ``inf`` when it is unbounded.
 
@@ -416,7 +433,8 @@ def _answer(args: argparse.Namespace, asked: str, given: str) -> int:
     exact_compositions(args, plain_gaussian and getattr(args, "sampling_rate", None) is None)
     acc = _ledger(args, mech)
     at = getattr(args, given)
-    answer = acc.epsilon(at, args.route) if asked == "epsilon" else acc.delta(at, args.route)
+    with _progress(args, "accounting"):
+        answer = acc.epsilon(at, args.route) if asked == "epsilon" else acc.delta(at, args.route)
     shown = _certified(asked, answer)
     record: dict[str, object] = {
         "command": asked,
@@ -452,7 +470,8 @@ def _cmd_rdp(args: argparse.Namespace) -> int:
                     "windows grow with the order and leave the float range)",
                 )
     acc = _ledger(args, mech)
-    values = {str(a): acc.rdp(a) for a in args.alpha}  # the ledger's one sum, rounded up
+    with _progress(args, "accounting"):
+        values = {str(a): acc.rdp(a) for a in args.alpha}  # the ledger's one sum, rounded up
     shown = {a: _rdp_text(args, mech, float(a), x) for a, x in values.items()}
     record: dict[str, object] = {
         "command": "rdp",
@@ -499,17 +518,18 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
     exact_compositions(args, family == "gaussian")
     if family.startswith("discrete") or family == "skellam":
         lattice_sensitivity(Skellam(1), args.sensitivity)  # any lattice noise: the same limit
-    cal = calibrate(
-        family,
-        args.epsilon,
-        args.delta,
-        sensitivity=args.sensitivity,
-        compositions=args.compositions,
-        users=args.users,
-        route=args.route,
-        dps=args.dps,
-        neighbouring=_relation(args),
-    )
+    with _progress(args, "calibrating (noise levels accounted)"):
+        cal = calibrate(
+            family,
+            args.epsilon,
+            args.delta,
+            sensitivity=args.sensitivity,
+            compositions=args.compositions,
+            users=args.users,
+            route=args.route,
+            dps=args.dps,
+            neighbouring=_relation(args),
+        )
     record: dict[str, object] = {
         "command": "calibrate",
         "neighbouring": _relation(args).value,
@@ -638,7 +658,8 @@ def _cmd_ledger(args: argparse.Namespace) -> int:
         raise AccountingError(f"{args.file}: not a valid ledger: {err}") from None
     asked, given = ("epsilon", "delta") if args.delta is not None else ("delta", "epsilon")
     at = getattr(args, given)
-    answer = acc.epsilon(at, args.route) if asked == "epsilon" else acc.delta(at, args.route)
+    with _progress(args, "accounting"):
+        answer = acc.epsilon(at, args.route) if asked == "epsilon" else acc.delta(at, args.route)
     record: dict[str, object] = {
         "command": "ledger",
         "file": args.file,
@@ -727,6 +748,18 @@ MAX_LATTICE_ORDER = 1e100
 #: The largest sensitivity for continuous noise: 2^53, below which a float holds every integer.
 MAX_SENSITIVITY = 2.0**53
 
+#: The smallest target ε of ``shuffle-protocol``, and the range of its bound B (``[1/MAX, MAX]``):
+#: the binomial trials b grow as (B/ε)^2 (times constants up to 10^11 at the smallest δ and the
+#: largest --users and --dimension), and the error variance with them; within these limits both
+#: stay far inside the float range (b at most about 10^230) for every other option, beyond them
+#: they leave it (ε = 1e-300 asks for b near 10^606).
+MIN_SHUFFLE_EPSILON = 1e-50
+MAX_SHUFFLE_BOUND = 1e50
+_SHUFFLE_WHY = (
+    "the binomial trials each user sends grow as (B/epsilon)^2 and the encoding scale as 1/B; beyond, "
+    "they or the error variance leave the float range"
+)
+
 _positive_float = checked(v.positive)
 _nonnegative_float = checked(v.nonnegative)
 _positive_int = checked(v.count, integer=True)
@@ -734,6 +767,12 @@ _order = checked(v.order)
 _rate = checked(v.interval, low=0.0, high=1.0)
 _unit_float = checked(v.open_unit)
 _dps = checked(v.dps, integer=True)
+_shuffle_epsilon = checked(
+    v.interval, low=MIN_SHUFFLE_EPSILON, high=math.inf, low_open=False, why=_SHUFFLE_WHY
+)
+_shuffle_bound = checked(
+    v.interval, low=1 / MAX_SHUFFLE_BOUND, high=MAX_SHUFFLE_BOUND, low_open=False, why=_SHUFFLE_WHY
+)
 _sensitivity = checked(
     v.interval,
     low=0.0,
@@ -842,6 +881,7 @@ def build_parser() -> argparse.ArgumentParser:
             )
         cmd.add_argument("--dps", type=_dps, default=20, help="working precision in digits (default 20)")
         cmd.add_argument("--json", action="store_true", help="print one JSON object")
+        _add_no_progress(cmd)
 
     eps_cmd = sub.add_parser("epsilon", help="the certified ε at a δ")
     noise_options(eps_cmd)
@@ -892,11 +932,21 @@ def build_parser() -> argparse.ArgumentParser:
         "shuffle-protocol", help="parameters of the shuffle summation protocols (bits + binomial)"
     )
     sp.add_argument("--protocol", choices=SHUFFLE_SUM_PROTOCOLS, required=True, help="which protocol")
-    sp.add_argument("--epsilon", type=_positive_float, required=True, help="target ε of one call")
+    sp.add_argument(
+        "--epsilon",
+        type=_shuffle_epsilon,
+        required=True,
+        help=f"target ε of one call (at least {MIN_SHUFFLE_EPSILON:g})",
+    )
     sp.add_argument("--delta", type=_unit_float, required=True, help="target δ of one call")
     sp.add_argument("--users", type=_positive_int, required=True, help="n, users (data points) per call")
     sp.add_argument("--dimension", type=_positive_int, default=1, help="D coordinates (default 1)")
-    sp.add_argument("--bound", type=_positive_float, default=1.0, help="B: |x| (or ||x||_2) <= B (default 1)")
+    sp.add_argument(
+        "--bound",
+        type=_shuffle_bound,
+        default=1.0,
+        help=f"B: |x| (or ||x||_2) <= B, in [{1 / MAX_SHUFFLE_BOUND:g}, {MAX_SHUFFLE_BOUND:g}] (default 1)",
+    )
     sp.add_argument("--json", action="store_true", help="print one JSON object")
     sp.set_defaults(func=_cmd_shuffle_protocol)
 
@@ -912,6 +962,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="accounting route (default auto)",
     )
     led.add_argument("--json", action="store_true", help="print one JSON object")
+    _add_no_progress(led)
     led.set_defaults(func=_cmd_ledger)
     return parser
 

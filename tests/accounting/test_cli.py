@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
+import math
 import shlex
 import subprocess
 import sys
@@ -401,3 +404,87 @@ def test_counts_beyond_the_pld_limit_take_a_scaling_route(capsys: pytest.Capture
         capsys, shlex.split(f"epsilon --noise gaussian --sigma 1 --compositions {big} --delta 1e-5")
     )
     assert float(gauss["epsilon"]) == pytest.approx(5e17, rel=1e-6)  # type: ignore[arg-type]
+
+
+# -- issue 15 §2: --no-progress, and shuffle-protocol's limits --------------------------------
+
+
+class _Terminal(io.StringIO):
+    """A standard error that says it is a terminal, where the progress bar is shown."""
+
+    def isatty(self) -> bool:
+        return True
+
+
+def _on_a_terminal(argv: list[str]) -> tuple[int, str, str]:
+    out, err = io.StringIO(), _Terminal()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(argv)
+    return code, out.getvalue(), err.getvalue()
+
+
+LONG = {
+    "epsilon": "epsilon --noise skellam --variance 10 --compositions 20 --delta 1e-5",
+    "delta": "delta --noise discrete-laplace --scale 5 --compositions 20 --epsilon 1",
+    "rdp": "rdp --noise skellam --variance 10 --compositions 20 --alpha 2",
+    "calibrate": "calibrate --noise discrete-laplace --epsilon 1 --delta 1e-6 --compositions 3",
+}
+
+
+@pytest.mark.parametrize("command", sorted(LONG))
+def test_no_progress_hides_the_bar_and_keeps_the_answer(command: str) -> None:
+    """On a terminal the bar is drawn on standard error (never on stdout, so --json stays JSON);
+    --no-progress draws nothing at all."""
+    argv = [*shlex.split(LONG[command]), "--json"]
+    code, out, err = _on_a_terminal(argv)
+    assert code == 0
+    answer = json.loads(out)  # nothing but the JSON on stdout
+    if command != "rdp":  # the RDP sum has no long loop to report
+        assert "step" in err
+    code, quiet_out, quiet_err = _on_a_terminal([*argv, "--no-progress"])
+    assert code == 0
+    assert quiet_err == ""
+    assert json.loads(quiet_out) == answer
+
+
+def test_no_bar_when_standard_error_is_not_a_terminal(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(shlex.split(LONG["epsilon"])) == 0
+    assert capsys.readouterr().err == ""
+
+
+def test_ledger_takes_no_progress(tmp_path: pytest.TempPathFactory) -> None:
+    from accounting import Accountant, AdditiveNoise, Skellam
+
+    path = tmp_path / "ledger.json"  # type: ignore[operator]
+    path.write_text(Accountant().compose(AdditiveNoise(Skellam(10)), 20).to_json())
+    code, out, err = _on_a_terminal(["ledger", str(path), "--delta", "1e-5", "--no-progress"])
+    assert (code, err) == (0, "")
+    assert "epsilon =" in out
+
+
+@pytest.mark.parametrize(
+    ("option", "value"),
+    [("--epsilon", "1e-300"), ("--epsilon", "1e-51"), ("--bound", "1e308"), ("--bound", "1e51"),
+     ("--bound", "1e-300")],
+)  # fmt: skip
+@pytest.mark.parametrize("protocol", ["dpdpe-scalar", "dpdpe-vector", "cheu-vector"])
+def test_shuffle_protocol_refuses_sizes_beyond_the_float_range(
+    protocol: str, option: str, value: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Refused by the option's own check, with the limit and the reason (no generic fallback)."""
+    argv = ["shuffle-protocol", "--protocol", protocol, "--epsilon", "1", "--delta", "1e-6", "--users", "10"]
+    _exit_2_one_line([*argv, option, value], capsys, option, "float range")
+    assert "cannot compute" not in capsys.readouterr().err
+
+
+def test_shuffle_protocol_at_its_limits_is_finite(capsys: pytest.CaptureFixture[str]) -> None:
+    """At the extremes of every option the answer is a finite, positive variance bound."""
+    for protocol, bound in (("dpdpe-scalar", "1e50"), ("dpdpe-vector", "1e50"), ("cheu-vector", "1e-50")):
+        dimension = "1" if protocol == "dpdpe-scalar" else "1000000000000000000"
+        record = _json(
+            capsys,
+            ["shuffle-protocol", "--protocol", protocol, "--epsilon", "1e-50", "--bound", bound,
+             "--delta", "5e-324", "--users", "1000000000000000000", "--dimension", dimension],
+        )  # fmt: skip
+        assert 0 < float(record["variance_bound"]) < math.inf  # type: ignore[arg-type]
+        assert 0 < float(record["p"]) <= 0.5  # type: ignore[arg-type]
