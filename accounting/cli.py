@@ -41,15 +41,16 @@ from typing import Any, NoReturn, TypeVar
 
 import mpmath
 import numpy as np
-from mpmath import mp
+from mpmath import iv, mp
 
 from accounting import _validate as v
 from accounting import bounds, shuffle
-from accounting._certified import Enclosure, float_down
+from accounting._certified import Enclosure, float_down, float_up, precision, upper
 from accounting.accountant import PUBLISHED, ROUTES, Accountant, EventLike, mechanism_to_dict, noise_to_dict
 from accounting.calibration import (
     FAMILIES,
     SHUFFLE_SUM_PROTOCOLS,
+    Calibration,
     Variant,
     calibrate,
     protocol_parameters,
@@ -76,6 +77,7 @@ from accounting.noise import (
     NoiseDistribution,
     Polya,
     Skellam,
+    SumOfDiscreteGaussians,
 )
 from accounting.progress import Progress, bar
 
@@ -509,8 +511,107 @@ def _rdp_text(args: argparse.Namespace, mech: Mechanism, alpha: float, value: fl
 
 def _total_line(mech: Mechanism) -> str:
     if isinstance(mech, DistributedSum):
-        return f"\ntotal noise of {mech.users} users: {mech.total_noise!r}"
+        return f"\ntotal noise of {mech.users} users: {noise_text(mech.total_noise)}"
     return ""
+
+
+def _decimal_up(x: float | int | Fraction | mpmath.mpf) -> float:
+    """``x`` as the least float at or above it: a parameter shown as a decimal, toward more noise."""
+    if isinstance(x, Fraction):
+        f = float(x)
+        return math.nextafter(f, math.inf) if Fraction(f) < x else f
+    return float_up(x)
+
+
+def noise_text(noise: NoiseDistribution) -> str:
+    """A noise as its constructor with decimal parameters (no ``Fraction(...)`` or ``mpf`` reprs),
+    each rounded toward more noise (at or above the exact value)."""
+    up = _decimal_up
+    if isinstance(noise, Gaussian | DiscreteGaussian):
+        return f"{type(noise).__name__}(sigma={up(noise.sigma)!r})"
+    if isinstance(noise, Laplace):
+        return f"Laplace(scale={up(noise.scale)!r})"
+    if isinstance(noise, DiscreteLaplace):
+        if noise.decay is not None:
+            return f"DiscreteLaplace(decay={up(noise.decay)!r})"
+        return f"DiscreteLaplace(scale={up(noise.scale)!r})"
+    if isinstance(noise, SumOfDiscreteGaussians):
+        return f"the sum of {noise.count} DiscreteGaussian(sigma={up(noise.sigma)!r})"
+    if isinstance(noise, Skellam) and noise.mu1 == noise.mu2:
+        mean = f", mean={noise.offset}" if noise.offset else ""
+        return f"Skellam(variance={up(2 * Fraction(noise.mu1))!r}{mean})"
+    if isinstance(noise, Polya):
+        return f"Polya(r={float(noise.r)!r}, beta={up(noise.beta)!r})"
+    return repr(noise)
+
+
+@dataclass(frozen=True)
+class NoiseAmount:
+    """The noise a calibration gives, in its family's one unit, for the sum and for each user.
+
+    Attributes
+    ----------
+    unit : str
+        The family's parameter: ``"sigma"`` (gaussian, discrete-gaussian), ``"scale"`` (laplace,
+        discrete-laplace) or ``"variance"`` (skellam).
+    total : float
+        That parameter of the noise in the released sum.
+    per_user : float
+        That parameter of each user's share (``total`` when there is one user).
+    users : int
+        How many users add shares.
+    calibrated : str
+        Which of the two the search calibrated (``"total"`` or ``"per_user"``, the discrete
+        Gaussian's shares, whose sum is no discrete Gaussian); the other is derived from it,
+        rounded toward more noise, like every value here.
+    combine : str
+        How the users' shares make the total.
+    """
+
+    unit: str
+    total: float
+    per_user: float
+    users: int
+    calibrated: str
+    combine: str
+
+
+#: How shares combine, by family (:attr:`NoiseAmount.combine`): a short phrase for the text, then
+#: the rest of the sentence.
+_COMBINE = {
+    "gaussian": ("sigma^2 adds", ": total^2 = users x per_user^2"),
+    "laplace": ("one user adds it all", " (a sum of Laplace shares is no Laplace)"),
+    "discrete-laplace": (
+        "the same scale in every share, whose shapes 1/users add to 1",
+        ": each user adds the difference of two Polya(1/users, beta = exp(-1/scale)) draws, and they "
+        "sum to the discrete Laplace of that scale",
+    ),
+    "discrete-gaussian": (
+        "sigma^2 adds",
+        ": total^2 = users x per_user^2 (a sum of discrete Gaussians is no discrete Gaussian; its "
+        "variance is at most total^2)",
+    ),
+    "skellam": ("variances add", ": total = users x per_user"),
+}
+
+
+def noise_amount(cal: Calibration) -> NoiseAmount:
+    """The calibrated noise of a family (:func:`accounting.calibration.calibrate`) in one unit per
+    family, for the sum (``total``) and for each user (``per_user``), as decimals rounded toward
+    more noise."""
+    family, n, value = cal.family, cal.users, cal.value
+    unit = "sigma per user" if cal.parameter == "sigma per user" else cal.parameter
+    if unit == "sigma per user":  # discrete Gaussian shares: the share is what was calibrated
+        with precision(30):
+            total = float_up(upper(iv.sqrt(iv.mpf(n)) * iv.mpf(value)))
+        return NoiseAmount("sigma", total, value, n, "per_user", "".join(_COMBINE[family]))
+    per_user = value
+    share = cal.share
+    if isinstance(share, Gaussian):
+        per_user = _decimal_up(share.sigma)
+    elif isinstance(share, Skellam):
+        per_user = _decimal_up(Fraction(share.mu1) + Fraction(share.mu2))
+    return NoiseAmount(unit, value, per_user, n, "total", "".join(_COMBINE[family]))
 
 
 def _cmd_calibrate(args: argparse.Namespace) -> int:
@@ -530,28 +631,40 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
             dps=args.dps,
             neighbouring=_relation(args),
         )
+    amount = noise_amount(cal)
     record: dict[str, object] = {
         "command": "calibrate",
         "neighbouring": _relation(args).value,
         "inputs": _inputs(
             args, ("noise", "epsilon", "delta", "sensitivity", "compositions", "users", "route")
         ),
-        "parameter": cal.parameter,
-        cal.parameter.replace(" ", "_"): cal.value,
+        "parameter": amount.unit,
+        amount.unit: amount.total,
+        "noise": amount,
         "epsilon_certified": cal.epsilon.upper,
         "route": cal.route,
         "dps": args.dps,
     } | _describe(_family_mechanism(cal.mechanism))
     if cal.share is not None:
         record["share"] = noise_to_dict(cal.share)
+    if amount.users == 1:
+        head = f"{family}: {amount.unit} = {amount.total!r} (rounded toward more noise)"
+    else:
+        head = (
+            f"{family}: {amount.unit} = {amount.total!r} in total, {amount.per_user!r} per user "
+            f"({amount.users} users; {_COMBINE[family][0]}; rounded toward more noise)"
+        )
     text = (
-        f"{family}: {cal.parameter} = {cal.value!r} (rounded toward more noise)\n"
+        f"{head}\n"
         f"certified epsilon = {_certified('epsilon', cal.epsilon)} <= {args.epsilon:g} "
         f"at delta = {args.delta:g} "
         f"over {args.compositions} composition(s) (route {cal.route})"
     )
     if cal.share is not None:
-        text += f"\neach of {args.users} users adds {cal.share!r}"
+        adds = noise_text(cal.share)
+        if isinstance(cal.share, Polya):
+            adds = f"the difference of two {adds} draws"
+        text += f"\neach of {args.users} users adds {adds}"
     return _emit(args, record, text)
 
 

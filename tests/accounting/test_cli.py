@@ -488,3 +488,70 @@ def test_shuffle_protocol_at_its_limits_is_finite(capsys: pytest.CaptureFixture[
         )  # fmt: skip
         assert 0 < float(record["variance_bound"]) < math.inf  # type: ignore[arg-type]
         assert 0 < float(record["p"]) <= 0.5  # type: ignore[arg-type]
+
+
+# -- issue 15 §2: calibrate reports one unit per family, total and per user -----------------
+
+UNITS = {
+    "gaussian": "sigma",
+    "laplace": "scale",
+    "discrete-laplace": "scale",
+    "discrete-gaussian": "sigma",
+    "skellam": "variance",
+}
+
+
+@pytest.mark.parametrize(("family", "users"), [(f, 1 if f == "laplace" else 4) for f in UNITS])
+def test_calibrate_reports_total_and_per_user_in_one_unit(
+    family: str, users: int, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from accounting.calibration import calibrate
+
+    argv = ["calibrate", "--noise", family, "--epsilon", "1", "--delta", "1e-6", "--users", str(users)]
+    data = _json(capsys, argv)
+    noise = data["noise"]
+    assert isinstance(noise, dict)
+    assert set(noise) == {"unit", "total", "per_user", "users", "calibrated", "combine"}
+    unit, total, per_user = noise["unit"], noise["total"], noise["per_user"]
+    assert unit == UNITS[family] == data["parameter"]
+    assert data[unit] == total
+    assert noise["users"] == users
+    assert isinstance(total, float)
+    assert isinstance(per_user, float)
+    cal = calibrate(family, 1.0, 1e-6, users=users, dps=15)
+    calibrated = noise["calibrated"]
+    assert calibrated == ("per_user" if family == "discrete-gaussian" else "total")
+    assert noise[calibrated] == cal.value
+    # the users' shares make the total (each derived value rounded toward more noise)
+    if unit == "sigma":  # σ² adds
+        assert total**2 == pytest.approx(users * per_user**2, rel=1e-14)
+        derived_up = users * per_user**2 if calibrated == "total" else total**2  # the derived side
+        assert derived_up >= (users * per_user**2 + total**2) / 2 * (1 - 1e-15)
+    elif unit == "variance":  # variances add
+        assert users * per_user == pytest.approx(total, rel=1e-15)
+        assert per_user >= total / users
+    elif family == "discrete-laplace":  # the same scale in every share, shapes 1/users add to 1
+        assert per_user == total
+        share = data["share"]
+        assert isinstance(share, dict)
+        assert share["type"] == "Polya"
+        assert "exp(-1/scale)" in str(noise["combine"])
+    else:
+        assert per_user == total
+    # the text says the same, in decimals
+    assert main(argv) == 0
+    text = capsys.readouterr().out
+    head = text.splitlines()[0]
+    assert head.startswith(f"{family}: {unit} = {total!r}")
+    if users > 1:
+        assert f"{per_user!r} per user" in head
+        assert f"each of {users} users adds" in text
+    assert "Fraction" not in text
+    assert "mpf" not in text
+
+
+def test_distributed_totals_are_printed_in_decimals(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(shlex.split("epsilon --noise skellam --variance 0.1 --users 3 --delta 1e-5")) == 0
+    text = capsys.readouterr().out
+    assert "total noise of 3 users: Skellam(variance=0.30000000000000004)" in text
+    assert "Fraction" not in text
