@@ -15,7 +15,7 @@ rounded up, so a reported privacy loss is never optimistic. Amplification by shu
 :mod:`accounting.shuffle` (``shuffle.fmt_numerical(4, 100_000, 1e-6)``).
 """
 
-from accounting import bounds, interop, shuffle, subsampling
+from accounting import bounds, interop, shuffle, subsampling, tree
 from accounting._certified import DEFAULT_DPS, Enclosure
 from accounting.accountant import Accountant, Composed, Event, SelfComposed
 from accounting.calibration import Calibration, calibrate
@@ -87,6 +87,7 @@ __all__ = [
     "renyi",
     "shuffle",
     "subsampling",
+    "tree",
 ]
 
 __version__ = "0.1.0"
