@@ -5,7 +5,10 @@ Subcommands:
 ``list``       the shipped configs, one per figure of the distributed MAB paper (spec §7.4);
 ``run``        run an experiment config (TOML) into a results folder, resuming one left unfinished;
 ``reproduce``  run a shipped config by name (``--quick`` for a small version that takes seconds);
-``plot``       redraw the PNG plots of a results folder from its ``regret.csv``.
+``show``       print a shipped config's TOML (``dp-regret show figure2 > my-experiment.toml`` starts
+               your own);
+``plot``       redraw the figures (PNG, PDF, SVG) of a results folder from its ``regret.csv``
+               (``--bands se`` for ±1 standard error instead of the config's band).
 
 Exit status: 0 on success, 2 for invalid input (a one-line message naming the bad field or option;
 nothing is written) — a bad config, an unreadable or read-only folder, a results folder another run
@@ -24,6 +27,7 @@ from typing import Any
 
 from accounting import _validate as v
 from accounting.cli import Parser, checked, run
+from learners.config import BANDS
 from learners.errors import ConfigError, LearnerError
 from learners.experiment import (
     CSV_FILE,
@@ -46,6 +50,7 @@ def _cmd_list(args: argparse.Namespace) -> int:
     for name, path in configs.items():
         print(f"{name:<{width}}  {load_config(path).description}")
     print("\nrun one with: dp-regret reproduce NAME [--quick]")
+    print("start your own from one: dp-regret show NAME > my-experiment.toml")
     return 0
 
 
@@ -56,7 +61,29 @@ def _load(path: Path, quick: bool) -> Config:
         raise LearnerError(f"{path}: {err}") from err
 
 
-def _execute(config: Config, args: argparse.Namespace) -> int:
+def _note_stand_in(config: Config, shipped: str | None) -> None:
+    """One line on stderr when a real-data panel runs on the offline stand-in, not MSLR-WEB10K:
+    which panels, and how to give the real file (in a copy of the config, for a shipped one)."""
+    panels = [p for p in config.panels if p.instance.kind == "mslr" and p.instance.path is None]
+    if not panels:
+        return
+    names = ", ".join(p.name for p in panels)
+    tables = ", ".join(dict.fromkeys(p.instance_where for p in panels))
+    add = f'add path = "..." (a local MSLR-WEB10K-format file) to {tables}'
+    how = (
+        f"dp-regret show {shipped} > {shipped}.toml, {add} there, then dp-regret run {shipped}.toml"
+        if shipped is not None
+        else add
+    )
+    print(
+        f"dp-regret: note: panel(s) {names} use the offline stand-in (scikit-learn's diabetes data, "
+        f"clustered the same way), not MSLR-WEB10K; for the real data: {how}",
+        file=sys.stderr,
+    )
+
+
+def _execute(config: Config, args: argparse.Namespace, shipped: str | None = None) -> int:
+    _note_stand_in(config, shipped)
     out = (
         args.out if args.out is not None else RESULTS_ROOT / (config.name + ("-quick" if args.quick else ""))
     )
@@ -85,7 +112,7 @@ def _execute(config: Config, args: argparse.Namespace) -> int:
     resumed = f", {counts[False]} found finished" if counts[False] else ""
     print(f"{config.name}: {counts[True]} unit(s) computed{resumed}")
     print(f"results: {out}  ({CSV_FILE}, {SUMMARY_FILE}, config.toml, versions.json)")
-    print("plots:")
+    print("plots (each also as .pdf and .svg):")
     for png in sorted(out.glob("regret*.png")):
         print(f"  {png}")
     print()
@@ -119,12 +146,17 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
 
 def _cmd_reproduce(args: argparse.Namespace) -> int:
-    return _execute(_load(shipped_configs()[args.name], args.quick), args)
+    return _execute(_load(shipped_configs()[args.name], args.quick), args, shipped=args.name)
+
+
+def _cmd_show(args: argparse.Namespace) -> int:
+    sys.stdout.write(shipped_configs()[args.name].read_text(encoding="utf-8"))
+    return 0
 
 
 def _cmd_plot(args: argparse.Namespace) -> int:
-    for png in plot_results(args.results):
-        print(png)
+    for path in plot_results(args.results, bands=args.bands):
+        print(path)
     return 0
 
 
@@ -141,6 +173,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     listing = sub.add_parser("list", help="the shipped configs (one per figure of the paper)")
     listing.set_defaults(func=_cmd_list)
+
+    show = sub.add_parser(
+        "show", help="print a shipped config (start your own: dp-regret show figure2 > my-experiment.toml)"
+    )
+    show.add_argument("name", choices=list(shipped_configs()), help="the figure (see `dp-regret list`)")
+    show.set_defaults(func=_cmd_show)
 
     def running(cmd: argparse.ArgumentParser) -> None:
         cmd.add_argument(
@@ -164,8 +202,14 @@ def build_parser() -> argparse.ArgumentParser:
     running(reproduce)
     reproduce.set_defaults(func=_cmd_reproduce)
 
-    plot = sub.add_parser("plot", help="redraw the PNGs of a results folder from its regret.csv")
+    plot = sub.add_parser("plot", help="redraw the figures (PNG, PDF, SVG) of a results folder")
     plot.add_argument("results", type=Path, help="the results folder")
+    plot.add_argument(
+        "--bands",
+        choices=BANDS,
+        help="the band around each mean: ci95 (95%% t-interval) or se (±1 standard error, the "
+        "papers' bands); default: the config's `bands`, else ci95",
+    )
     plot.set_defaults(func=_cmd_plot)
     return parser
 

@@ -17,6 +17,9 @@ The config format. Top-level keys (``*``: required)::
                    (default "auto", the tightest exact one; "published": Lemma 3 / Lemma 4 on the
                    released mechanism, instant where an exact answer over large batches takes
                    minutes); see :func:`learners.mab.privacy_of`
+    bands          the band drawn around each mean regret curve: "ci95" (default, the 95%
+                   Student-t interval) or "se" (±1 standard error, the papers' bands); plots only,
+                   not part of the fingerprint (``dp-regret plot --bands`` overrides it)
     [instance]     kind* = gaussian-easy | gaussian-hard | bernoulli | beta | mslr, and
                    arms (K, default 10; synthetic kinds), means (bernoulli, beta: fixed for every
                    repetition; else drawn Uniform[0.25, 0.75] per repetition), concentration (beta,
@@ -26,6 +29,9 @@ The config format. Top-level keys (``*``: required)::
                    :func:`learners.mab.make_learner`)
     [[panels]]     name*, and instance / horizon / epsilons overriding the top level
     [quick]        horizon (a cap on every panel's), repetitions, checkpoints: applied by ``quick``
+
+Every key, with its type, default and valid range, is listed in the README's "Experiment config
+reference" (a test checks that every key accepted here appears there).
 
 A synthetic instance is drawn per repetition (as the paper's ``np.random.seed(run)``); Bernoulli or
 Beta arms with given ``means`` and the real-data instance are shared by all repetitions.
@@ -74,6 +80,7 @@ _TOP_KEYS = (
     "chunk",
     "delta",
     "privacy_route",
+    "bands",
     "instance",
     "algorithms",
     "panels",
@@ -90,6 +97,12 @@ _INSTANCE_KEYS = {
     "mslr": ("kind", "path", "clusters", "cluster_seed"),
 }
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
+
+#: The bands a plot can draw around a mean regret curve (``bands``): ``"ci95"``, the 95% Student-t
+#: interval ``mean ± t_{0.975, R-1} sd / sqrt(R)``, or ``"se"``, ±1 standard error ``sd / sqrt(R)``
+#: (the papers' figures; about half as wide at R = 20).
+BANDS = ("ci95", "se")
+DEFAULT_BANDS = "ci95"
 
 #: The limits of a config, each refused before anything runs (the message gives the reason).
 #: Rounds are simulated pull by pull (about 3·10^7 a second per core): 10^12 rounds are hours of
@@ -199,8 +212,9 @@ class InstanceSpec:
     def describe(self) -> str:
         """A short caption, e.g. ``gaussian-easy, K=10``."""
         if self.kind == "mslr":
-            source = Path(self.path).name if self.path else "offline stand-in"
-            return f"mslr ({source}), K={self.arms}"
+            if self.path is None:
+                return f"mslr stand-in (not MSLR-WEB10K), K={self.arms}"
+            return f"mslr ({Path(self.path).name}), K={self.arms}"
         return f"{self.kind}, K={self.arms}"
 
 
@@ -295,6 +309,8 @@ class Config:
     privacy_route : str
         The accountant route of the privacy report (not part of the fingerprint: units hold the
         ledgers, and the report answers them when the outputs are written).
+    bands : str
+        The band of the plots, one of :data:`BANDS` (not part of the fingerprint: plots only).
     quick : bool
         Whether the ``[quick]`` overrides were applied (not part of equality).
     """
@@ -310,6 +326,7 @@ class Config:
     panels: tuple[Panel, ...]
     quick: bool = field(default=False, compare=False)
     privacy_route: str = "auto"
+    bands: str = DEFAULT_BANDS
 
     def to_dict(self) -> dict[str, Any]:
         """The resolved configuration as TOML-ready data (:func:`load_config` reads it back)."""
@@ -322,6 +339,7 @@ class Config:
             "chunk": self.chunk,
             "delta": self.delta,
             "privacy_route": self.privacy_route,
+            "bands": self.bands,
             "algorithms": [
                 {"name": a.name, "label": a.label, "params": dict(a.params)} for a in self.algorithms
             ],
@@ -343,9 +361,10 @@ class Config:
 
     @property
     def fingerprint(self) -> str:
-        """A hash of everything the numbers depend on (not the names, description or labels)."""
+        """A hash of everything the numbers depend on (not the names, description, labels, the
+        privacy route or the plots' bands)."""
         data = self.to_dict()
-        del data["name"], data["description"], data["privacy_route"]
+        del data["name"], data["description"], data["privacy_route"], data["bands"]
         for algorithm in data["algorithms"]:
             del algorithm["label"]
         for panel in data["panels"]:
@@ -427,6 +446,15 @@ def _real(
     except (ParameterError, ParameterTypeError) as err:
         raise ConfigError(where, err.value, err.valid.replace("real number", "number")) from None
     return x
+
+
+def bands_name(where: str, value: object) -> str:
+    """``value`` if it is one of :data:`BANDS`, else a :class:`ConfigError` naming ``where``."""
+    if not isinstance(value, str) or value not in BANDS:
+        raise ConfigError(
+            where, value, 'one of "ci95" (95% t-interval) or "se" (±1 standard error, the papers\' bands)'
+        )
+    return value
 
 
 def _list(where: str, value: object) -> list[Any]:
@@ -651,6 +679,7 @@ def load_config(source: str | os.PathLike[str] | Mapping[str, Any], quick: bool 
         mab.route_name(privacy_route)
     except (ParameterError, ParameterTypeError) as exc:
         raise ConfigError("privacy_route", privacy_route, exc.valid) from exc
+    bands = bands_name("bands", data.get("bands", DEFAULT_BANDS))
 
     if "algorithms" not in data:
         raise ConfigError("algorithms", None, "an array of tables [[algorithms]] (the key is required)")
@@ -775,6 +804,7 @@ def load_config(source: str | os.PathLike[str] | Mapping[str, Any], quick: bool 
         tuple(panels),
         quick,
         privacy_route,
+        bands,
     )
 
 

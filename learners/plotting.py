@@ -1,26 +1,79 @@
-"""Plots of a results folder: regret curves against the round, one figure per panel."""
+"""Plots of a results folder: regret curves against the round, one figure per panel.
+
+Each figure is written as PNG (screens), PDF and SVG (print: vector, fonts embedded as TrueType
+in the PDF, no timestamps, so the same results give the same files).
+
+**Colours and line styles.** Curves take the colour-blind-safe palette of Okabe & Ito (2008)
+(:data:`OKABE_ITO`; its yellow is left out, too light for a thin line on white), each with a line
+style and a marker, so that curves stay apart in greyscale and for colour-blind readers: the
+``i``-th label takes line style ``i mod 4`` and the first colour in palette order whose pair with
+that style is free, giving 7 × 4 = 28 distinct (colour, line style) pairs before any repeats. The
+paper's colours (:data:`PAPER_COLORS`, spec §7.1: DP-SE black, Dist-DP-SE blue, Dist-RDP-SE(s=10)
+red, ...) are kept as hues, mapped onto the safe palette (red → vermillion, green → bluish green,
+cyan → sky blue: the paper's red and green are the pair deuteranopes cannot tell apart), so the
+figures read like the paper's.
+
+**Bands.** Around each mean curve, ``"ci95"`` (default) draws the 95% Student-t interval
+``mean ± t_{0.975, R-1} sd / sqrt(R)`` and ``"se"`` ±1 standard error ``sd / sqrt(R)``, the
+papers' bands (:func:`band_half_width`). The choice is the config's ``bands`` key (read from the
+folder's ``config.toml``), or the ``bands`` argument (``dp-regret plot --bands``); the y-label and
+the figure title say which band is drawn.
+
+**Legends.** Where ``summary.json`` gives a private algorithm's ``privacy.exact`` guarantee (and
+``privacy.claimed``, the paper's), its legend entry says both, e.g.
+``Dist-RDP-SE(s=10): exact ε=2.24 (claimed 2.42), δ=1e-6``; folders without them get the labels.
+"""
 
 from __future__ import annotations
 
 import math
 import os
+import re
+import textwrap
+import tomllib
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
-from learners.errors import ParameterError
-from learners.results import CSV_FILE, SUMMARY_FILE, _Curve, _read_curves, _read_summary, _t_quantile
-
-if TYPE_CHECKING:
-    pass
+from learners.config import BANDS, DEFAULT_BANDS, bands_name
+from learners.errors import ConfigError, ParameterError
+from learners.results import (
+    CONFIG_FILE,
+    CSV_FILE,
+    SUMMARY_FILE,
+    _Curve,
+    _read_curves,
+    _read_summary,
+    _strict_json,
+    _t_quantile,
+)
 
 FloatArray = NDArray[np.float64]
-IntArray = NDArray[np.int64]
 
-#: The colours of the paper's figures (spec §7.1), by label; other labels cycle through tab10.
+#: The formats each figure is written in, next to each other (``regret-<panel>.png``, ``.pdf``, ``.svg``).
+FORMATS = ("png", "pdf", "svg")
+
+#: The colour-blind-safe palette of Okabe & Ito (2008), "Color Universal Design", without its
+#: yellow (#F0E442: too light for lines on white), in the order curves take it.
+OKABE_ITO = {
+    "black": "#000000",
+    "blue": "#0072B2",
+    "vermillion": "#D55E00",
+    "bluish green": "#009E73",
+    "orange": "#E69F00",
+    "sky blue": "#56B4E9",
+    "reddish purple": "#CC79A7",
+}
+#: Line styles, combined with the colours: 4 is coprime to the 7 colours.
+LINESTYLES = ("-", "--", "-.", ":")
+#: Markers (every tenth of the curve), a third cue for readers of a greyscale print.
+MARKERS = ("o", "s", "^", "D", "v")
+
+#: The colours of the paper's figures (spec §7.1), by label; drawn as :data:`PAPER_HUES` of them.
 PAPER_COLORS = {
     "DP-SE": "black",
     "Dist-DP-SE": "blue",
@@ -30,27 +83,129 @@ PAPER_COLORS = {
     "LDP-SE": "cyan",
 }
 _PAPER_PREFIX_COLORS = (("Dist-CDP-SE", "green"),)
+#: The paper's colours mapped onto the safe palette (the nearest hue).
+PAPER_HUES = {
+    "black": OKABE_ITO["black"],
+    "blue": OKABE_ITO["blue"],
+    "red": OKABE_ITO["vermillion"],
+    "green": OKABE_ITO["bluish green"],
+    "cyan": OKABE_ITO["sky blue"],
+}
+
+#: Labels at most this long stay inside the axes; longer legends go below them.
+_SHORT_LABEL = 28
+#: How the figures name each band: (y-label, title).
+_BAND_TEXT = {
+    "ci95": ("mean ± 95% CI", "95% t-interval"),
+    "se": ("mean ± 1 SE", "1 standard error"),
+}
 
 
-def _colors(labels: Sequence[str]) -> dict[str, str]:
-    """The paper's colour for each label where it has one (once per figure); tab10 otherwise."""
-    wanted: dict[str, str | None] = {}
-    for label in labels:
-        color = PAPER_COLORS.get(label)
-        if color is None:
-            color = next((c for prefix, c in _PAPER_PREFIX_COLORS if label.startswith(prefix)), None)
-        wanted[label] = color
-    taken: set[str] = set()
-    out: dict[str, str] = {}
-    for label, color in wanted.items():
-        if color is not None and color not in taken:
-            out[label] = color
-            taken.add(color)
-    palette = [f"C{i}" for i in range(10)]  # matplotlib's tab10 cycle
-    for n, label in enumerate(label for label in wanted if label not in out):
-        free = [c for c in palette if c not in taken]
-        out[label] = free[0] if free else palette[n % len(palette)]
-        taken.add(out[label])
+@dataclass(frozen=True)
+class Style:
+    """How one label's curves are drawn."""
+
+    color: str
+    linestyle: str
+    marker: str
+
+
+def styles(labels: Sequence[str]) -> dict[str, Style]:
+    """A distinct (colour, line style) pair for each of ``labels`` (up to 28; then pairs repeat,
+    with other markers), the paper's hue where the label has one (once per figure)."""
+    palette = tuple(OKABE_ITO.values())
+    out: dict[str, Style] = {}
+    taken: set[tuple[str, str]] = set()
+    used: set[str] = set()
+    for i, label in enumerate(dict.fromkeys(labels)):
+        linestyle = LINESTYLES[i % len(LINESTYLES)]
+        wanted = _paper_hue(label)
+        candidates = [wanted] if wanted is not None and wanted not in used else []
+        candidates += [c for c in palette if c not in used] + list(palette)
+        color = next((c for c in candidates if (c, linestyle) not in taken), palette[i % len(palette)])
+        taken.add((color, linestyle))
+        used.add(color)
+        out[label] = Style(color, linestyle, MARKERS[i % len(MARKERS)])
+    return out
+
+
+def _paper_hue(label: str) -> str | None:
+    name = PAPER_COLORS.get(label)
+    if name is None:
+        name = next((c for prefix, c in _PAPER_PREFIX_COLORS if label.startswith(prefix)), None)
+    return PAPER_HUES[name] if name is not None else None
+
+
+def band_half_width(values: FloatArray, bands: str) -> FloatArray | None:
+    """The half-width of the band around the mean of each column of ``values`` (repetitions × points).
+
+    ``"se"``: one standard error ``sd / sqrt(R)``; ``"ci95"``: ``t_{0.975, R-1} sd / sqrt(R)``,
+    the 95% Student-t interval (sample sd, ``ddof=1``). ``None`` for a single repetition.
+    """
+    bands = bands_name("bands", bands)
+    r = values.shape[0]
+    if r < 2:
+        return None
+    se: FloatArray = values.std(axis=0, ddof=1) / math.sqrt(r)
+    return se if bands == "se" else _t_quantile(r) * se
+
+
+def _number(value: object) -> float | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int | float):
+        return float(value)
+    if value in ("inf", "Infinity"):
+        return math.inf
+    return None
+
+
+def _short(x: float) -> str:
+    """``2.24``, ``1e-6`` (not ``1e-06``), ``∞``."""
+    if math.isinf(x):
+        return "∞"
+    return re.sub(r"e([+-])0*(\d)", lambda m: f"e{m[1].replace('+', '')}{m[2]}", f"{x:.3g}")
+
+
+def privacy_text(privacy: Mapping[str, Any]) -> str | None:
+    """The guarantee of a ``summary.json`` ``privacy`` entry for a legend, e.g.
+    ``exact ε=2.24 (claimed 2.42), δ=1e-6``; ``None`` without a ``privacy.exact`` ε (older folders).
+    """
+    exact = privacy.get("exact")
+    if not isinstance(exact, Mapping):
+        return None
+    epsilon = _number(exact.get("epsilon"))
+    if epsilon is None:
+        return None
+    text = f"exact ε={_short(epsilon)}"
+    claimed = privacy.get("claimed")
+    if isinstance(claimed, Mapping):
+        claim = _number(claimed.get("epsilon"))
+        if claim is not None:
+            fails = claimed.get("holds") is False
+            text += f" (claimed {_short(claim)}{', does not hold' if fails else ''})"
+    delta = _number(exact.get("delta"))
+    if delta:
+        text += f", δ={_short(delta)}"
+    return text
+
+
+def _read_privacy(path: Path) -> dict[tuple[str, str, float], str]:
+    """``(panel, label, ε) -> privacy_text`` of the private results of a ``summary.json``.
+
+    Tolerant: an entry without the keys (a folder of an older version) is left out, and its legend
+    shows the label alone. (A malformed file is refused by ``_read_summary``, read first.)
+    """
+    data = _strict_json(path.read_text(encoding="utf-8"))
+    results = data.get("results") if isinstance(data, Mapping) else None
+    out: dict[tuple[str, str, float], str] = {}
+    for entry in results if isinstance(results, list) else []:
+        if not isinstance(entry, Mapping) or not isinstance(entry.get("privacy"), Mapping):
+            continue
+        epsilon = _number(entry.get("epsilon"))
+        text = privacy_text(entry["privacy"])
+        if epsilon is not None and text is not None:
+            out[(str(entry.get("panel")), str(entry.get("label")), epsilon)] = text
     return out
 
 
@@ -58,97 +213,201 @@ def _draw(
     cells: Sequence[tuple[str, float | None]],
     curves: Sequence[_Curve],
     captions: Mapping[str, str],
+    privacy: Mapping[tuple[str, str, float], str],
     title: str,
     path: Path,
     columns: int,
-) -> Path:
+    bands: str,
+    overview: bool,
+) -> list[Path]:
     from matplotlib.figure import Figure
+    from matplotlib.ticker import MaxNLocator
 
-    rows = math.ceil(len(cells) / columns)
-    cols = min(columns, len(cells))
-    fig = Figure(figsize=(4.6 * cols, 3.6 * rows), layout="constrained")
-    axes = fig.subplots(rows, cols, squeeze=False)
-    colors = _colors(list(dict.fromkeys(c.label for c in curves)))
-    for ax in axes.flat[len(cells) :]:
-        ax.set_visible(False)
-    for ax, (panel, eps) in zip(axes.flat, cells, strict=False):
+    # The curves of each cell and their legend entries (with the guarantee where summary.json has it).
+    entries: list[list[tuple[_Curve, str]]] = []
+    for panel, eps in cells:
+        entries.append([])
         for curve in curves:
             if curve.panel != panel or (curve.epsilon is not None and curve.epsilon != eps):
                 continue
+            guarantee = (
+                privacy.get((panel, curve.label, curve.epsilon)) if curve.epsilon is not None else None
+            )
+            entries[-1].append((curve, f"{curve.label}: {guarantee}" if guarantee else curve.label))
+    # Long entries go below the axes (where they cover no curve), in room made for them.
+    below = any(len(text) > _SHORT_LABEL for cell in entries for _, text in cell)
+    legend_height = 0.35 + 0.16 * max(map(len, entries)) if below else 0.0
+
+    rows = math.ceil(len(cells) / columns)
+    cols = min(columns, len(cells))
+    fig = Figure(figsize=(5.0 * cols, (3.8 + legend_height) * rows), layout="constrained")
+    axes = fig.subplots(rows, cols, squeeze=False)
+    look = styles([c.label for c in curves])
+    order = list(look)
+    y_band, title_band = _BAND_TEXT[bands]
+    for ax in axes.flat[len(cells) :]:
+        ax.set_visible(False)
+    runs: set[int] = set()
+    for ax, (panel, eps), cell in zip(axes.flat, cells, entries, strict=False):
+        for curve, text in cell:
             t = curve.rounds.astype(np.float64)
             average = curve.pseudo / t
             mean = average.mean(axis=0)
-            color = colors[curve.label]
-            ax.plot(t, mean, color=color, label=curve.label, linewidth=1.3)
-            r = average.shape[0]
-            if r > 1:
-                half = _t_quantile(r) * average.std(axis=0, ddof=1) / math.sqrt(r)
-                ax.fill_between(t, mean - half, mean + half, color=color, alpha=0.2, linewidth=0)
-        caption = captions.get(panel, "")
+            style = look[curve.label]
+            ax.plot(
+                t,
+                mean,
+                color=style.color,
+                linestyle=style.linestyle,
+                marker=style.marker,
+                # markers every tenth of the width, staggered so that curves do not hide each other's
+                markevery=(0.02 * (order.index(curve.label) % 5), 0.1),
+                markersize=4,
+                label=text,
+                linewidth=1.4,
+            )
+            runs.add(average.shape[0])
+            half = band_half_width(average, bands)
+            if half is not None:
+                ax.fill_between(t, mean - half, mean + half, color=style.color, alpha=0.18, linewidth=0)
         eps_text = f"ε = {eps:g}" if eps is not None else "non-private"
-        ax.set_title(f"{panel}: {caption + ', ' if caption else ''}{eps_text}", fontsize=9)
-        ax.set_xlabel("Round")
-        ax.set_ylabel("Time-average regret")
+        if overview:
+            caption = captions.get(panel, "")
+            ax.set_title(f"{panel}: {eps_text}" + (f"\n{caption}" if caption else ""), fontsize=9)
+        else:
+            ax.set_title(eps_text, fontsize=10)
+        ax.set_xlabel("round t", fontsize=9)
+        ax.set_ylabel(f"Reg(t)/t ({y_band})", fontsize=9)
+        ax.xaxis.set_major_locator(MaxNLocator(nbins=5))
+        ax.ticklabel_format(axis="x", style="sci", scilimits=(-3, 4), useMathText=True)
+        ax.tick_params(labelsize=8)
         ax.set_ylim(bottom=0)
         ax.grid(alpha=0.3)
-    axes.flat[0].legend(fontsize=8)
-    fig.suptitle(f"{title}: mean Reg(t)/t with 95% confidence bands", fontsize=10)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    fig.savefig(tmp, format="png", dpi=110)
-    os.replace(tmp, path)
-    return path
+        if below:
+            ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.16), frameon=False)
+        else:
+            ax.legend(fontsize=7, loc="upper right", framealpha=0.85)
+    if not overview and captions.get(cells[0][0]):
+        title = f"{title}: {captions[cells[0][0]]}"
+    r_text = f"R = {next(iter(runs))}" if len(runs) == 1 else "R = " + "/".join(map(str, sorted(runs)))
+    text = f"{title}\ntime-average pseudo-regret Reg(t)/t, mean of {r_text} runs ± {title_band}"
+    width = 52 * cols  # characters of 11 pt text across 5 inches per column: no line is cut off
+    fig.suptitle("\n".join(textwrap.fill(line, width) for line in text.split("\n")), fontsize=11)
+    return _save(fig, path)
 
 
-def plot_results(out_dir: str | os.PathLike[str]) -> list[Path]:
+def _save(fig: Any, path: Path) -> list[Path]:
+    """``fig`` as ``path`` in every format of :data:`FORMATS`, each written atomically."""
+    from matplotlib import rc_context
+
+    # TrueType fonts in the PDF (publishers refuse Type 3) and no dates or random ids: the same
+    # results give the same files.
+    metadata = {"png": None, "pdf": {"CreationDate": None}, "svg": {"Date": None}}
+    written = []
+    with rc_context({"pdf.fonttype": 42, "svg.hashsalt": "dpcert"}):
+        for fmt in FORMATS:
+            target = path.with_suffix(f".{fmt}")
+            tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+            fig.savefig(tmp, format=fmt, dpi=150, metadata=metadata[fmt])
+            os.replace(tmp, target)
+            written.append(target)
+    return written
+
+
+def plot_results(out_dir: str | os.PathLike[str], bands: str | None = None) -> list[Path]:
     """Draw the time-average pseudo-regret ``Reg(t)/t`` of a results folder from its ``regret.csv``.
 
-    One PNG per panel (``regret-<panel>.png``: a subplot per ε, a line per algorithm with its 95%
-    confidence band ``mean ± t_{0.975, R-1} sd / sqrt(R)``; non-private algorithms appear in every
-    subplot), and for several panels an overview ``regret.png`` with every panel and ε (Figure 1 of
-    the paper is such a 2×3 grid). Colours are the paper's (spec §7.1).
+    One figure per panel (``regret-<panel>``: a subplot per ε, a line per algorithm with its band;
+    non-private algorithms appear in every subplot), and for several panels an overview ``regret``
+    with every panel and ε (Figure 1 of the paper is such a 2×3 grid), each as PNG, PDF and SVG.
+    Colours, line styles and legends: see the module docstring.
 
     Parameters
     ----------
     out_dir : str or os.PathLike
         A results folder of :func:`run_experiment`.
+    bands : {"ci95", "se"}, optional
+        The band around each mean: the 95% t-interval or ±1 standard error. Default: the ``bands``
+        of the folder's ``config.toml``, else ``"ci95"``.
 
     Returns
     -------
     list of pathlib.Path
-        The PNG files written.
+        The files written: for each figure its PNG, PDF and SVG.
     """
     out = Path(out_dir)
+    if bands is not None:
+        try:
+            bands = bands_name("bands", bands)
+        except ConfigError as err:
+            raise ParameterError("bands", bands, err.valid) from None
     try:
-        return _plot(out)
+        return _plot(out, bands)
     except OSError as exc:
         where = f"{exc.filename}: " if exc.filename else ""
         valid = f"a readable and writable results folder ({where}{exc.strerror or exc})"
         raise ParameterError("results_dir", str(out), valid) from None
 
 
-def _plot(out: Path) -> list[Path]:
+def _configured_bands(out: Path) -> str:
+    """The ``bands`` of the folder's resolved config (older folders have none: the default)."""
+    path = out / CONFIG_FILE
+    if not path.is_file():
+        return DEFAULT_BANDS
+    try:
+        value = tomllib.loads(path.read_text(encoding="utf-8")).get("bands", DEFAULT_BANDS)
+        return bands_name("bands", value)
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError, ConfigError) as exc:
+        detail = " ".join(str(exc).split())[:200]
+        raise ParameterError(
+            "results_dir", str(path), f"a {CONFIG_FILE} written by dp-regret ({detail})"
+        ) from None
+
+
+def _plot(out: Path, bands: str | None) -> list[Path]:
     csv_path = out / CSV_FILE
     if not csv_path.is_file():
         raise ParameterError("results_dir", str(out), f"a results folder of dp-regret run (with {CSV_FILE})")
     curves = _read_curves(csv_path)
     if not curves:
         raise ParameterError("results_dir", str(out), f"a {CSV_FILE} with at least one row")
+    if bands is None:
+        bands = _configured_bands(out)
     captions: dict[str, str] = {}
+    privacy: dict[tuple[str, str, float], str] = {}
     title = out.name
     summary = out / SUMMARY_FILE
     if summary.exists():
         named, captions = _read_summary(summary)
+        privacy = _read_privacy(summary)
         title = named or title
     panels = list(dict.fromkeys(c.panel for c in curves))
     cells_of: dict[str, list[tuple[str, float | None]]] = {}
     for panel in panels:
         eps = list(dict.fromkeys(c.epsilon for c in curves if c.panel == panel and c.epsilon is not None))
         cells_of[panel] = [(panel, e) for e in eps] or [(panel, None)]
-    written = [
-        _draw(cells, curves, captions, f"{title} {panel}", out / f"regret-{panel}.png", len(cells))
-        for panel, cells in cells_of.items()
-    ]
+    written: list[Path] = []
+    for panel, cells in cells_of.items():
+        name = title if panel == title else f"{title}, panel {panel}"
+        path = out / f"regret-{panel}.png"
+        written += _draw(cells, curves, captions, privacy, name, path, len(cells), bands, overview=False)
     if len(panels) > 1:
         every = [cell for panel in panels for cell in cells_of[panel]]
-        written.append(_draw(every, curves, captions, title, out / "regret.png", 3))
+        written += _draw(every, curves, captions, privacy, title, out / "regret.png", 3, bands, overview=True)
     return written
+
+
+__all__ = [
+    "BANDS",
+    "FORMATS",
+    "LINESTYLES",
+    "MARKERS",
+    "OKABE_ITO",
+    "PAPER_COLORS",
+    "PAPER_HUES",
+    "Style",
+    "band_half_width",
+    "plot_results",
+    "privacy_text",
+    "styles",
+]

@@ -74,7 +74,8 @@ def test_plot_redraws_the_pngs(config_file: Path, tmp_path: Path, capsys: pytest
     (out_dir / "regret-tiny.png").unlink()
     capsys.readouterr()
     assert main(["plot", str(out_dir)]) == 0
-    assert capsys.readouterr().out.strip() == str(out_dir / "regret-tiny.png")
+    written = capsys.readouterr().out.split()
+    assert written == [str(out_dir / f"regret-tiny.{fmt}") for fmt in ("png", "pdf", "svg")]
     assert (out_dir / "regret-tiny.png").stat().st_size > 0
 
 

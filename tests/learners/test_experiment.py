@@ -548,26 +548,32 @@ def test_plot_results_redraws_from_the_csv(tmp_path: Path) -> None:
         png.unlink()
     (out / "summary.json").unlink()  # captions are optional
     written = plot_results(out)
-    assert [p.name for p in written] == ["regret-tiny.png"]
+    assert [p.name for p in written] == ["regret-tiny.png", "regret-tiny.pdf", "regret-tiny.svg"]
     assert written[0].stat().st_size > 1000
     with pytest.raises(ParameterError) as info:
         plot_results(tmp_path)
     assert info.value.name == "results_dir"
 
 
+def _colors(labels: list[str]) -> dict[str, str]:
+    return {label: style.color for label, style in plotting.styles(labels).items()}
+
+
 def test_paper_colours_and_no_clashes() -> None:
-    colors = plotting._colors(["DP-SE", "Dist-DP-SE", "Dist-RDP-SE(s=10)", "Dist-RDP-SE(s=100)"])
+    """The paper's hues, on the colour-blind-safe palette (red -> vermillion, green -> bluish green)."""
+    hue = plotting.PAPER_HUES
+    colors = _colors(["DP-SE", "Dist-DP-SE", "Dist-RDP-SE(s=10)", "Dist-RDP-SE(s=100)"])
     assert colors == {
-        "DP-SE": "black",
-        "Dist-DP-SE": "blue",
-        "Dist-RDP-SE(s=10)": "red",
-        "Dist-RDP-SE(s=100)": "green",
+        "DP-SE": hue["black"],
+        "Dist-DP-SE": hue["blue"],
+        "Dist-RDP-SE(s=10)": hue["red"],
+        "Dist-RDP-SE(s=100)": hue["green"],
     }
-    colors = plotting._colors(["CDP-SE", "LDP-SE", "Dist-DP-SE", "Dist-RDP-SE(s=10)", "Dist-CDP-SE(s=10)"])
-    assert colors["CDP-SE"] == "black"
-    assert colors["LDP-SE"] == "cyan"
-    assert colors["Dist-CDP-SE(s=10)"] == "green"
-    mixed = plotting._colors(["DP-SE", "CDP-SE", "mine", "yours"])  # DP-SE and CDP-SE both want black
+    colors = _colors(["CDP-SE", "LDP-SE", "Dist-DP-SE", "Dist-RDP-SE(s=10)", "Dist-CDP-SE(s=10)"])
+    assert colors["CDP-SE"] == hue["black"]
+    assert colors["LDP-SE"] == hue["cyan"]
+    assert colors["Dist-CDP-SE(s=10)"] == hue["green"]
+    mixed = _colors(["DP-SE", "CDP-SE", "mine", "yours"])  # DP-SE and CDP-SE both want black
     assert len(set(mixed.values())) == 4
 
 
