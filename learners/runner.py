@@ -5,6 +5,7 @@ See :mod:`learners.experiment` for seeds, resuming and execution.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import platform
@@ -336,8 +337,9 @@ class _FolderLock:
 
     The lock is ``fcntl.flock`` on :data:`LOCK_FILE`, which the kernel releases when the process
     ends however it ends (no stale locks); the file names the holder (pid, host, start time) for the
-    message a second run gets, and is removed when the run ends. Where ``fcntl`` does not exist
-    (Windows) the folder is not locked.
+    message a second run gets, and is removed when the run ends. On Windows the lock is
+    ``msvcrt.locking`` on one byte far past the text (so the holder stays readable), also released
+    by the system when the process ends; there the file is removed after the lock is released.
     """
 
     def __init__(self, out: Path) -> None:
@@ -346,10 +348,6 @@ class _FolderLock:
         self.handle: Any = None
 
     def __enter__(self) -> _FolderLock:
-        try:
-            import fcntl
-        except ImportError:  # pragma: no cover - not POSIX
-            return self
         if self.path.exists() and not self.path.is_file():
             raise ParameterError(
                 "out_dir", str(self.out), f"a folder whose {LOCK_FILE} is a file (remove it)"
@@ -357,8 +355,11 @@ class _FolderLock:
         while True:
             handle = open(self.path, "a+", encoding="utf-8")  # held until __exit__
             try:
-                fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
+                taken = _lock(handle)
+            except OSError:
+                handle.close()
+                raise
+            if not taken:
                 handle.seek(0)
                 holder = " ".join(handle.read(500).split()) or "another process"
                 handle.close()
@@ -367,10 +368,7 @@ class _FolderLock:
                     str(self.out),
                     f"a folder no other run is writing: it is locked by {holder} ({self.path}); wait for "
                     "that run to finish, or give another --out",
-                ) from None
-            except OSError:
-                handle.close()
-                raise
+                )
             # The holder before us removes the file as it ends: locking that removed file is no lock.
             try:
                 same = os.stat(self.path).st_ino == os.fstat(handle.fileno()).st_ino
@@ -391,13 +389,54 @@ class _FolderLock:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        if self.handle is not None:
-            import fcntl
-
-            self.path.unlink(missing_ok=True)  # while still locked: the next run makes a new one
-            fcntl.flock(self.handle.fileno(), fcntl.LOCK_UN)
+        if self.handle is None:
+            return
+        if sys.platform == "win32":  # an open file cannot be removed: release, close, then remove
+            _unlock(self.handle)
             self.handle.close()
-            self.handle = None
+            with contextlib.suppress(OSError):  # another run opened it meanwhile: it takes it over
+                self.path.unlink(missing_ok=True)
+        else:
+            self.path.unlink(missing_ok=True)  # while still locked: the next run makes a new one
+            _unlock(self.handle)
+            self.handle.close()
+        self.handle = None
+
+
+#: Where the Windows lock byte lies in the lock file: past the holder's line, which stays readable.
+_WINDOWS_LOCK_OFFSET = 2**20
+
+
+def _lock(handle: Any) -> bool:
+    """Take the lock of an open lock file without waiting: ``False`` if another process holds it."""
+    if sys.platform == "win32":
+        import msvcrt
+
+        handle.seek(_WINDOWS_LOCK_OFFSET)
+        try:
+            msvcrt.locking(handle.fileno(), msvcrt.LK_NBLCK, 1)
+        except PermissionError:  # EACCES: the byte is locked by another process
+            return False
+        return True
+    import fcntl
+
+    try:
+        fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return False
+    return True
+
+
+def _unlock(handle: Any) -> None:
+    if sys.platform == "win32":
+        import msvcrt
+
+        handle.seek(_WINDOWS_LOCK_OFFSET)
+        msvcrt.locking(handle.fileno(), msvcrt.LK_UNLCK, 1)
+    else:
+        import fcntl
+
+        fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
 
 
 def _our_files(out: Path) -> list[Path]:

@@ -334,3 +334,41 @@ def test_settings_the_protocol_cannot_take_are_config_errors(
     out_dir = tmp_path / "res"
     _fails_in_one_line(["run", str(path), "--out", str(out_dir), "--no-progress"], capsys, field)
     assert not out_dir.exists()
+
+
+def test_the_windows_lock_path_with_a_stand_in_msvcrt(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The msvcrt branch of the folder lock (CI runs on Linux): a stand-in module with the
+    semantics of ``msvcrt.locking`` (a byte locked by one handle refuses another with EACCES)."""
+    import os
+    import types
+
+    from learners.errors import ParameterError
+    from learners.runner import _FolderLock
+
+    held: dict[tuple[int, int], int] = {}
+
+    def locking(fd: int, mode: int, nbytes: int) -> None:
+        key = (os.fstat(fd).st_ino, os.lseek(fd, 0, os.SEEK_CUR))
+        if mode == fake.LK_NBLCK:
+            if key in held:
+                raise PermissionError(13, "Permission denied")
+            held[key] = fd
+        else:
+            assert held.pop(key) == fd
+
+    fake = types.SimpleNamespace(LK_NBLCK=2, LK_UNLCK=0, locking=locking)
+    monkeypatch.setitem(sys.modules, "msvcrt", fake)
+    monkeypatch.setattr(sys, "platform", "win32")
+    out_dir = tmp_path / "res"
+    out_dir.mkdir()
+    with _FolderLock(out_dir) as lock:
+        assert held
+        assert "dp-regret pid" in lock.path.read_text()
+        with pytest.raises(ParameterError, match="locked by dp-regret pid"):
+            _FolderLock(out_dir).__enter__()
+    assert not held
+    assert not (out_dir / ".dp-regret.lock").exists()
+    with _FolderLock(out_dir):  # released: taken again
+        assert held
