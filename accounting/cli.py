@@ -79,7 +79,7 @@ from accounting.noise import (
     Skellam,
     SumOfDiscreteGaussians,
 )
-from accounting.progress import Progress, bar
+from accounting.progress import Progress, bar, reporting
 
 T = TypeVar("T")
 
@@ -791,6 +791,295 @@ def _cmd_ledger(args: argparse.Namespace) -> int:
     return _emit(args, record, text_out)
 
 
+# -- dp-account curve -----------------------------------------------------------------------
+
+#: The most points of one curve: each is a whole certified accounting, and a plot shows no more.
+MAX_CURVE_POINTS = 200
+#: What a curve's figure may be written as (beside the CSV, always written with ``--out``).
+CURVE_FORMATS = ("png", "pdf", "svg")
+#: The range options of ``curve`` (the x axis): the noise parameter's, the compositions', or ε's.
+_NOISE_RANGES = {f"{p}_range": f"--{p}-range" for p in dict.fromkeys(NOISE_PARAMETERS.values())}
+
+
+@dataclass(frozen=True)
+class CurveSpec:
+    """What ``dp-account curve`` draws: ``asked`` (``"epsilon"`` or ``"delta"``) against ``x``.
+
+    ``x`` is the noise parameter (``"sigma"``, ``"scale"``, ...), ``"compositions"`` or
+    ``"epsilon"``; ``option`` is the range option that gave it, ``at`` the δ of an ε curve (the ε
+    of a δ curve is ``x`` itself).
+    """
+
+    x: str
+    option: str
+    asked: str
+    at: float | None
+    points: tuple[float | int, ...]
+
+
+def curve_grid(lo: float, hi: float, points: int, spacing: str, integer: bool) -> tuple[float | int, ...]:
+    """``points`` values from ``lo`` to ``hi`` (both included), evenly in ``ln x`` (``log``) or in
+    ``x`` (``linear``); integers are rounded and repeated ones dropped (so fewer may remain)."""
+    xs = np.geomspace(lo, hi, points) if spacing == "log" else np.linspace(lo, hi, points)
+    values = [float(x) for x in xs]
+    values[0], values[-1] = float(lo), float(hi)  # the ends exactly as given
+    if integer:
+        return tuple(sorted({round(x) for x in values}))
+    return tuple(dict.fromkeys(values))
+
+
+def curve_spec(args: argparse.Namespace) -> CurveSpec:
+    """The curve the options ask for: exactly one range option, the options it conflicts with
+    absent, ``LO < HI``. Errors name the option."""
+    given = {
+        option: getattr(args, dest)
+        for dest, option in (*_NOISE_RANGES.items(), ("compositions_range", "--compositions-range"),
+                             ("epsilon_range", "--epsilon-range"))
+        if getattr(args, dest, None) is not None
+    }  # fmt: skip
+    if not given:
+        raise ParameterError(
+            "--" + NOISE_PARAMETERS[args.noise] + "-range",
+            None,
+            "one range, the x axis: --" + NOISE_PARAMETERS[args.noise] + "-range LO HI (the noise of "
+            "--noise " + args.noise + "), --compositions-range LO HI or --epsilon-range LO HI",
+        )
+    (option, (lo, hi)), *more = given.items()
+    if more:
+        raise ParameterError(more[0][0], list(more[0][1]), f"not given with {option}: a curve has one x axis")
+    if not lo < hi:
+        raise ParameterError(option, [lo, hi], "LO < HI")
+    if args.spacing == "log" and not lo > 0:
+        raise ParameterError(option, [lo, hi], "LO > 0 with --spacing log (or --spacing linear)")
+    x = option[2:].removesuffix("-range")
+    if x in NOISE_PARAMETERS.values():
+        wanted = NOISE_PARAMETERS[args.noise]
+        if x != wanted:
+            raise ParameterError(
+                option, [lo, hi], f"not given with --noise {args.noise}, whose parameter is --{wanted}"
+            )
+        if getattr(args, x) is not None:
+            raise ParameterError(f"--{x}", getattr(args, x), f"not given with {option} (the curve varies it)")
+    if x == "compositions" and args.compositions is not None:
+        raise ParameterError(
+            "--compositions", args.compositions, f"not given with {option} (the curve varies it)"
+        )
+    if x == "epsilon":
+        if args.delta is not None:
+            raise ParameterError(
+                "--delta", args.delta, f"not given with {option} (the curve gives δ at each ε)"
+            )
+        asked, at = "delta", None
+    else:
+        if args.delta is None:
+            raise ParameterError("--delta", None, f"a value: the curve of {option} gives ε at a δ")
+        asked, at = "epsilon", args.delta
+    integer = x in ("compositions", "trials")
+    points = curve_grid(lo, hi, args.points, args.spacing, integer)
+    return CurveSpec(x, option, asked, at, points)
+
+
+def _at_point(args: argparse.Namespace, spec: CurveSpec, x: float | int) -> argparse.Namespace:
+    """The options of one point: ``args`` with the curve's x set to ``x``."""
+    point = argparse.Namespace(**vars(args))
+    if point.compositions is None:
+        point.compositions = 1
+    if spec.x != "epsilon":
+        setattr(point, spec.x, x)
+    return point
+
+
+def _renamed(err: ParameterError, old: str, new: str, value: object) -> ParameterError:
+    """A check of one point's option (``--sigma``) reported as the range option (``--sigma-range``)."""
+    if err.name != old:
+        return err
+    return ParameterError(
+        new, value, f"a range whose every point is valid ({old}={err.value!r}: {err.valid})"
+    )
+
+
+def _check_curve_ends(args: argparse.Namespace, spec: CurveSpec) -> None:
+    """The size checks of ``epsilon`` at both ends of the range (each is monotone in the x, so the
+    ends decide for every point), before any accounting; they name the range option."""
+    old = f"--{spec.x}"
+    for x in (spec.points[0], spec.points[-1]):
+        point = _at_point(args, spec, x)
+        try:
+            mech = _mechanism(point)
+            plain = isinstance(mech, AdditiveNoise) and isinstance(mech.noise, Gaussian)
+            exact_compositions(point, plain and getattr(point, "sampling_rate", None) is None)
+        except ParameterError as err:
+            raise _renamed(err, old, spec.option, [spec.points[0], spec.points[-1]]) from None
+
+
+def _curve_point(args: argparse.Namespace, spec: CurveSpec, x: float | int) -> Enclosure:
+    """The certified answer at one point (its upper end is what the curve shows)."""
+    point = _at_point(args, spec, x)
+    try:
+        acc = _ledger(point, _mechanism(point))
+        with reporting(None):  # the bar counts points, not each point's squarings
+            answer = acc.epsilon(spec.at, args.route) if spec.at is not None else acc.delta(x, args.route)
+        _certified(spec.asked, answer)  # refuses an upper end that could not be bounded
+    except (AccountingError, ParameterTypeError) as err:
+        if isinstance(err, ParameterError) and err.name.startswith("--") and err.name != f"--{spec.x}":
+            raise
+        raise ParameterError(
+            spec.option, x, f"a range whose every point's {spec.asked} can be certified (at {x!r}: {err})"
+        ) from None
+    return answer
+
+
+def _curve_columns(spec: CurveSpec) -> list[str]:
+    at = ["delta"] if spec.asked == "epsilon" else []
+    return [spec.x, *at, spec.asked, f"{spec.asked}_lower", "route"]
+
+
+def _curve_rows(spec: CurveSpec, answers: Sequence[Enclosure]) -> list[dict[str, object]]:
+    rows: list[dict[str, object]] = []
+    for x, answer in zip(spec.points, answers, strict=True):
+        row: dict[str, object] = {spec.x: x}
+        if spec.at is not None:
+            row["delta"] = spec.at
+        row |= {spec.asked: answer.upper, f"{spec.asked}_lower": answer.lower, "route": answer.route}
+        rows.append(row)
+    return rows
+
+
+def _curve_title(args: argparse.Namespace, spec: CurveSpec) -> str:
+    what = f"certified {spec.asked}" + (f" at delta = {spec.at:g}" if spec.at is not None else "")
+    noise = args.noise
+    if spec.x != NOISE_PARAMETERS[args.noise]:
+        parameter = NOISE_PARAMETERS[args.noise]
+        noise += f" {parameter} {getattr(args, parameter):g}"
+    parts = [noise]
+    if args.users > 1:
+        parts.append(f"{args.users} users")
+    if args.sensitivity != 1:
+        parts.append(f"sensitivity {args.sensitivity:g}")
+    if spec.x != "compositions" and (args.compositions or 1) > 1:
+        parts.append(f"{args.compositions} compositions")
+    return f"{what} against {spec.x} ({', '.join(parts)})"
+
+
+def _write_atomic(path: str, write: Callable[[str], None]) -> None:
+    tmp = os.path.join(os.path.dirname(path) or ".", f".{os.path.basename(path)}.{os.getpid()}.tmp")
+    try:
+        write(tmp)
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+
+
+def _check_out(prefix: str) -> None:
+    """``--out PREFIX`` names files in a writable folder (checked before any accounting)."""
+    folder = os.path.dirname(prefix) or "."
+    if not prefix or prefix.endswith(os.sep) or os.path.basename(prefix) in (".", ".."):
+        raise ParameterError("--out", prefix, "a path prefix naming files (PREFIX.csv, PREFIX.png)")
+    if not os.path.isdir(folder):
+        raise ParameterError("--out", prefix, f"a prefix in an existing folder ({folder!r} is not one)")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise ParameterError("--out", prefix, f"a prefix in a writable folder ({folder!r} is not)")
+
+
+def _write_curve_csv(path: str, columns: Sequence[str], rows: Sequence[Mapping[str, object]]) -> None:
+    import csv
+
+    def write(tmp: str) -> None:
+        with open(tmp, "w", encoding="utf-8", newline="") as handle:
+            out = csv.writer(handle)
+            out.writerow(columns)
+            for row in rows:  # floats by repr: every value read back is the one certified
+                out.writerow([repr(row[c]) if isinstance(row[c], float) else row[c] for c in columns])
+
+    _write_atomic(path, write)
+
+
+def _draw_curve(
+    paths: Sequence[str], spec: CurveSpec, rows: Sequence[Mapping[str, object]], title: str, log_x: bool
+) -> None:
+    """The curve as figures (matplotlib's object API, no pyplot state): points whose value is 0 or
+    unbounded are left out of a logarithmic axis and said so."""
+    from matplotlib.figure import Figure
+
+    xs = [float(r[spec.x]) for r in rows]  # type: ignore[arg-type]
+    ys = [float(r[spec.asked]) for r in rows]  # type: ignore[arg-type]
+    finite = [(x, y) for x, y in zip(xs, ys, strict=True) if math.isfinite(y)]
+    positive = [y for _, y in finite if y > 0]
+    log_y = len(positive) >= 2 and max(positive) > 100 * min(positive)
+    shown = [(x, y) for x, y in finite if y > 0 or not log_y]
+    fig = Figure(figsize=(6.4, 4.4), layout="constrained")
+    ax = fig.add_subplot()
+    if shown:
+        ax.plot(*zip(*shown, strict=True), marker="o", markersize=3, linewidth=1.3)
+    from matplotlib.ticker import FuncFormatter, LogFormatter
+
+    if log_x:
+        ax.set_xscale("log")
+    if log_y:
+        ax.set_yscale("log")
+    for log, axis in ((log_x, ax.xaxis), (log_y, ax.yaxis)):
+        if log:  # 0.5, 2, 1000 rather than 5x10^-1 (minor ticks labelled on narrow ranges only)
+            axis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:g}"))
+            axis.set_minor_formatter(LogFormatter(labelOnlyBase=False, minor_thresholds=(1, 0.4)))
+    ax.set_xlabel(spec.x)
+    ax.set_ylabel(f"certified {spec.asked} (upper bound)")
+    left_out = len(rows) - len(shown)
+    note = f"\n({left_out} point(s) at 0 or unbounded not drawn)" if left_out else ""
+    ax.set_title(title + note, fontsize=9)
+    ax.grid(alpha=0.3, which="both")
+    for path in paths:
+
+        def save(tmp: str, fmt: str = path.rsplit(".", 1)[1]) -> None:
+            fig.savefig(tmp, format=fmt, dpi=120)
+
+        _write_atomic(path, save)
+
+
+def _cmd_curve(args: argparse.Namespace) -> int:
+    spec = curve_spec(args)
+    if args.out is not None:
+        _check_out(args.out)
+    _check_curve_ends(args, spec)
+    answers: list[Enclosure] = []
+    with _progress(args, "curve points") as update:
+        for x in spec.points:
+            answers.append(_curve_point(args, spec, x))
+            if update is not None:
+                update(len(answers), len(spec.points))
+    columns = _curve_columns(spec)
+    rows = _curve_rows(spec, answers)
+    title = _curve_title(args, spec)
+    files: list[str] = []
+    if args.out is not None:
+        files = [f"{args.out}.csv", *(f"{args.out}.{fmt}" for fmt in dict.fromkeys(args.format))]
+        try:
+            _write_curve_csv(files[0], columns, rows)
+            _draw_curve(files[1:], spec, rows, title, log_x=args.spacing == "log")
+        except OSError as err:
+            raise ParameterError(
+                "--out", args.out, f"a writable path prefix ({err.strerror or err})"
+            ) from None
+    record: dict[str, object] = {
+        "command": "curve",
+        "inputs": _inputs(args, (*_NOISE_OPTIONS, "delta", spec.option[2:].replace("-", "_"), "route")),
+        "neighbouring": _relation(args).value,
+        "x": spec.x,
+        "y": spec.asked,
+        "columns": columns,
+        "rows": rows,
+        "files": files,
+        "dps": args.dps,
+    }
+    width = max(len(spec.x), *(len(repr(row[spec.x])) for row in rows))
+    lines = [f"{title} (upper ends, rounded up)", f"{spec.x:>{width}}  {spec.asked:>22}  route"]
+    for row in rows:
+        lines.append(f"{row[spec.x]!r:>{width}}  {row[spec.asked]!r:>22}  {row['route']}")
+    if files:
+        lines.append("wrote " + ", ".join(files))
+    return _emit(args, record, "\n".join(lines))
+
+
 # -- option values, checked by accounting._validate -----------------------------------------
 
 
@@ -886,6 +1175,15 @@ _shuffle_epsilon = checked(
 _shuffle_bound = checked(
     v.interval, low=1 / MAX_SHUFFLE_BOUND, high=MAX_SHUFFLE_BOUND, low_open=False, why=_SHUFFLE_WHY
 )
+_curve_points = checked(
+    v.integer,
+    integer=True,
+    minimum=2,
+    maximum=MAX_CURVE_POINTS,
+    why="each point is a whole certified accounting, and a figure shows no more",
+)
+#: The types of the noise ranges other than positive reals.
+_RANGE_TYPES: dict[str, Callable[[str], Any]] = {"beta": _unit_float, "trials": _positive_int}
 _sensitivity = checked(
     v.interval,
     low=0.0,
@@ -1077,6 +1375,56 @@ def build_parser() -> argparse.ArgumentParser:
     led.add_argument("--json", action="store_true", help="print one JSON object")
     _add_no_progress(led)
     led.set_defaults(func=_cmd_ledger)
+
+    curve = sub.add_parser(
+        "curve",
+        help="certified ε against the noise or the compositions, or δ against ε: a table, CSV and figure",
+    )
+    add_noise_arguments(curve)
+    common(curve, users=False)
+    curve.add_argument("--delta", type=_unit_float, help="δ in (0, 1) of an ε curve")
+    for parameter, option in _NOISE_RANGES.items():
+        name = parameter.removesuffix("_range")
+        kinds = ", ".join(k for k, p in NOISE_PARAMETERS.items() if p == name)
+        curve.add_argument(
+            option,
+            nargs=2,
+            type=_RANGE_TYPES.get(name, _positive_float),
+            metavar=("LO", "HI"),
+            help=f"x axis: ε at --delta against --{name} ({kinds}) from LO to HI",
+        )
+    curve.add_argument(
+        "--compositions-range",
+        nargs=2,
+        type=_positive_int,
+        metavar=("LO", "HI"),
+        help="x axis: ε at --delta against the number of compositions, integers from LO to HI",
+    )
+    curve.add_argument(
+        "--epsilon-range",
+        nargs=2,
+        type=_nonnegative_float,
+        metavar=("LO", "HI"),
+        help="x axis: δ against ε from LO to HI",
+    )
+    curve.add_argument(
+        "--points",
+        type=_curve_points,
+        default=20,
+        help=f"points of the curve, 2..{MAX_CURVE_POINTS} (default 20; integers: at most HI - LO + 1)",
+    )
+    curve.add_argument(
+        "--spacing", choices=("log", "linear"), default="log", help="points evenly in ln x (default) or in x"
+    )
+    curve.add_argument("--out", metavar="PREFIX", help="write PREFIX.csv and the figure PREFIX.png")
+    curve.add_argument(
+        "--format",
+        nargs="+",
+        choices=CURVE_FORMATS,
+        default=["png"],
+        help="figure formats written with --out (default png; e.g. --format png pdf svg)",
+    )
+    curve.set_defaults(func=_cmd_curve, compositions=None)
     return parser
 
 
