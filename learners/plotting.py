@@ -181,9 +181,11 @@ def privacy_text(privacy: Mapping[str, Any]) -> str | None:
     claimed = privacy.get("claimed")
     if isinstance(claimed, Mapping):
         claim = _number(claimed.get("epsilon"))
+        fails = claimed.get("holds") is False  # the theorem's hypotheses fail at this ε
         if claim is not None:
-            fails = claimed.get("holds") is False
             text += f" (claimed {_short(claim)}{', does not hold' if fails else ''})"
+        elif fails:
+            text += " (no claim: hypotheses fail)"
     delta = _number(exact.get("delta"))
     if delta:
         text += f", δ={_short(delta)}"
