@@ -617,3 +617,90 @@ def test_version(main: Main, prog: str) -> None:
     outcome = invoke(main, ["--version"])
     assert outcome.code == 0
     assert outcome.out.strip() == f"{prog} {metadata.version('dpcert')}"
+
+
+# -- issue 15 §2: dp-account curve, shuffle-protocol's limits, --no-progress ---------------------
+
+
+def _set(argv: Sequence[str], option: str, value: str) -> list[str]:
+    """``argv`` with ``option`` given once, as ``option=value`` (so "-1" or "" is its value)."""
+    out = list(argv)
+    if option in out:
+        i = out.index(option)
+        del out[i : i + 2]
+    return [*out, f"{option}={value}"]
+
+
+CURVE = "curve --noise gaussian --sigma-range 1 2 --points 2 --delta 1e-5 --no-progress"
+CURVE_CASES = [
+    *_cases(
+        CURVE,
+        {
+            "--delta": UNIT,
+            "--points": ["1", "0", "-3", "201", "2.5", "1e30", "abc", "nan", ""],
+            "--dps": DPS,
+            "--route": CHOICE,
+            "--neighbouring": CHOICE,
+            "--noise": CHOICE,
+            "--spacing": CHOICE,
+            "--format": ["gif", "", "PNG"],
+            "--out": ["/nonexistent/dir/c", "", "/"],
+            "--sensitivity": POSITIVE,
+            "--users": COUNT,
+            "--sampling-rate": RATE,
+        },
+    ),
+    *_cases(
+        "shuffle-protocol --protocol dpdpe-scalar --epsilon 1 --delta 1e-6 --users 1000",
+        {"--epsilon": ["1e-300", "1e-51", "5e-324"], "--bound": ["1e308", "1e51", "1e-300", "1e-51"]},
+    ),
+]
+
+# A range option with its two values (LO HI), each pair bad.
+CURVE_RANGES = [
+    ("curve --noise gaussian --delta 1e-5", "--sigma-range",
+     [("0", "1"), ("nan", "1"), ("2", "1"), ("1", "1"), ("1e-300", "1"), ("1", "inf"), ("1", "1e400")]),
+    ("curve --noise skellam --delta 1e-5", "--variance-range", [("1", "1e31"), ("-1", "1")]),
+    ("curve --noise discrete-gaussian --delta 1e-5", "--sigma-range", [("1", "1e16")]),
+    ("curve --noise binomial --delta 1e-5", "--trials-range", [("1", "10000000"), ("1.5", "3")]),
+    ("curve --noise polya --users 4 --delta 1e-5", "--beta-range", [("0.5", "1"), ("0", "0.5")]),
+    ("curve --noise skellam --variance 9 --delta 1e-5", "--compositions-range",
+     [("0", "5"), ("5", "1"), ("1", "1000000000000"), ("1", "1e30"), ("2.5", "3")]),
+    ("curve --noise gaussian --sigma 1", "--epsilon-range",
+     [("0", "1"), ("-1", "1"), ("2", "1"), ("nan", "1"), ("1", "1e400")]),
+    ("curve --noise skellam --variance 9 --delta 1e-5", "--sigma-range", [("1", "2")]),
+]  # fmt: skip
+
+
+@settings(max_examples=120, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data())
+def test_dp_account_curve_and_limits_are_refused_in_one_line(data: st.DataObject) -> None:
+    case = data.draw(st.sampled_from(CURVE_CASES), label="case")
+    value = data.draw(st.sampled_from(case.bad), label="value")
+    assert_refused(invoke(account_main, _set(case.argv, case.option, value)), "dp-account", case.option)
+
+
+@pytest.mark.parametrize(
+    ("base", "option", "pair"),
+    [(base, option, pair) for base, option, pairs in CURVE_RANGES for pair in pairs],
+)
+def test_dp_account_curve_bad_ranges_are_refused(base: str, option: str, pair: tuple[str, str]) -> None:
+    argv = [*base.split(), option, *pair, "--no-progress"]
+    assert_refused(invoke(account_main, argv), "dp-account", option)
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        "epsilon --noise gaussian --sigma 2 --delta 1e-5",
+        "delta --noise gaussian --sigma 2 --epsilon 1",
+        "rdp --noise gaussian --sigma 2 --alpha 2",
+        "calibrate --noise gaussian --epsilon 1 --delta 1e-5",
+        "curve --noise gaussian --sigma-range 1 2 --points 2 --delta 1e-5",
+    ],
+)
+def test_dp_account_no_progress_is_accepted_and_quiet(argv: str) -> None:
+    outcome = invoke(account_main, [*argv.split(), "--no-progress", "--json"])
+    assert outcome.code == 0, outcome.err
+    assert outcome.err == ""
+    _strict_json(outcome.out)
