@@ -1,8 +1,15 @@
 """The ``dp-account`` command line (also ``python -m accounting``).
 
-Subcommands ``epsilon``, ``delta``, ``rdp``, ``calibrate``, ``protocol``, ``shuffle``,
+Subcommands ``epsilon``, ``delta``, ``rdp``, ``calibrate``, ``curve``, ``protocol``, ``shuffle``,
 ``shuffle-protocol``, ``ledger`` and ``demo``, each with ``--json``. Invalid input exits with status 2 and a
-one-line message naming the bad option.
+one-line message naming the bad option. The subcommands that may account for long (``epsilon``,
+``delta``, ``rdp``, ``calibrate``, ``curve``, ``ledger``) show a progress bar on standard error when
+it is a terminal (:func:`accounting.progress.bar`), never with ``--no-progress``.
+
+``dp-account curve`` tabulates and draws what users otherwise script: the certified ε at a δ
+against the noise parameter (``--sigma-range LO HI``, ``--scale-range``, ``--variance-range``, ...)
+or the compositions (``--compositions-range``), or the certified δ against ε (``--epsilon-range``),
+with the noise options of ``epsilon``; ``--out PREFIX`` writes ``PREFIX.csv`` and the figure.
 
 This module also holds what the three command lines (``dp-account``, ``dp-audit``, ``dp-regret``)
 share — the contract of :func:`run`:

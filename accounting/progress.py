@@ -9,7 +9,7 @@ cannot pass a callback down (an :class:`~accounting.accountant.Accountant` answe
 routes) still gets the reports::
 
     from accounting.progress import bar
-    with bar("accounting", enabled=not args.no_progress):     # what dp-account should do
+    with bar("accounting", enabled=not args.no_progress):     # what dp-account does
         answer = Accountant().compose(event, 10**6).epsilon(1e-5)
 
 :func:`bar` shows a tqdm bar on standard error (hidden when it is not a terminal, or when
