@@ -271,16 +271,21 @@ CONFLICTS = [
 
 
 def _with(argv: Sequence[str], option: str, value: str) -> list[str]:
-    """``argv`` with ``option`` set to ``value`` (replaced where given, appended otherwise)."""
+    """``argv`` with ``option`` set to ``value`` as one word ``option=value`` (so a value such as
+    ``-1`` is read as the value), replacing the option where given, appended otherwise."""
     out = list(argv)
     if option in out:
         i = out.index(option)
-        out[i + 1] = value
+        out[i : i + 2] = [f"{option}={value}"]
     else:
-        out += [option, value]
-    return [
-        f"{option}={value}" if a == value and i > 0 and out[i - 1] == option else a for i, a in enumerate(out)
-    ]
+        out.append(f"{option}={value}")
+    return out
+
+
+def test_with_sets_the_option_once() -> None:
+    argv = ["epsilon", "--delta", "1e-6", "--json"]
+    assert _with(argv, "--delta", "-1") == ["epsilon", "--delta=-1", "--json"]
+    assert _with(["epsilon"], "--sigma", "0") == ["epsilon", "--sigma=0"]
 
 
 def _without(argv: Sequence[str], option: str) -> list[str]:
