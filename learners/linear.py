@@ -1,0 +1,1030 @@
+"""Federated linear contextual bandits: Private-Fed LinUCB and its baselines, vectorized.
+
+Zhou & Chowdhury, "On differentially private federated linear contextual bandits" (ICLR 2024),
+spec ``federated-lcb.md``. ``M`` silos each serve one user per round; every silo plays LinUCB on
+``V = λI + W̃_syn (+ W_i)`` and ``θ̂ = V^{-1}(Ũ_syn (+ U_i))`` and, at synchronisations, sends its
+batch's ``U_i = Σ x y`` and ``W_i = Σ x xᵀ`` through a privacy protocol to the server, whose
+noisy *prefix sums* replace ``Ũ_syn`` and ``W̃_syn`` (spec §3, §10.9).
+
+Algorithms (:data:`ALGORITHMS`):
+
+=========================  =================================================================
+name                       what it is
+=========================  =================================================================
+``fedlinucb``              Algorithm 1 without privacy: exact sums, fixed batch ``B`` [C]
+``fedlinucb-lazy``         the same, deciding from the synced statistics only
+``ldp-fedlinucb``          Algorithm 1 + protocol P (Algorithm 2, silo-level LDP, Thm 5.1)
+``ldp-fedlinucb-lazy``     Algorithm 8 (§11.1) + protocol P: decisions from synced data only
+``dubey-pentland``         Dubey & Pentland 2020 as the paper's Algorithm 3 (§7.1): adaptive
+                           sync rule on non-private local data — **not private** (§7.2)
+=========================  =================================================================
+
+**Protocol P** (Algorithm 2, spec §4.1). Each silo keeps, per stream, raw (noise-free) p-sum
+registers ``α_0..α_{κ-1}``; at sync ``k`` it sets ``α_{i_k} = Σ_{j<i_k} α_j + γ_k`` (``i_k`` the
+lowest set bit of ``k``) and releases ``α_{i_k} + Z`` with fresh noise: ``N(0, σ0² I_d)`` on the
+bias vector and the symmetric ``(N + Nᵀ)/2``, ``N`` i.i.d. ``N(0, σ0²)``, on the covariance matrix
+(diagonal variance ``σ0²``, off-diagonal ``σ0²/2``; post-processing of i.i.d. noise on all ``d²``
+entries, §4.3, §10.6). The server keeps its own registers ``α̃_{i_k} = Σ_i (released)`` and
+*replaces* ``Ũ_syn, W̃_syn`` by ``Σ_{j: bit j of k} α̃_j`` (§10.9). The shuffler of the SDP
+variants does not change the sum, so it is not simulated.
+
+**Noise level** ``σ0`` (``sigma_mode``), for ``κ = ⌊log2(T/B)⌋ + 1`` releases per stream:
+
+* ``"exact"`` (default): :func:`accounting.tree.calibrate_sigma`, the least ``σ0`` whose release
+  (``κ`` Gaussian nodes per stream, exact GDP accounting) meets ``(ε, δ)`` under the chosen
+  sensitivities — certified;
+* ``"paper"``: Theorem 5.1's ``σ0² = 8κ(log(2/δ) + ε)/ε²`` (:func:`accounting.tree.paper_sigma`;
+  derived for ``L = 1``, loose enough that it holds even with replace-one sensitivities, §7.5 A4);
+* ``"code"``: the authors' code ``σ0 = √(κ(log(1/δ) + ε))/ε`` (:func:`accounting.tree.code_sigma`),
+  for reproducing the figures only: it does **not** meet its claim in general (§10.3; at
+  ``(5, 0.1)`` its ``δ(5) ≈ 0.18`` at ``L = 1``). The run still reports the exact ε of what it
+  released, and :attr:`Privacy.meets_claim` says whether the claim holds.
+
+**Sensitivities** (``sensitivity``; spec §10.2). ``"replace-one"`` (default, the paper's relation):
+``2c`` on the bias stream and ``√2`` on the covariance, with rewards clipped to ``[-c, c]``
+(``clip``, default 1) and features of norm 1; ``"add-remove"``: ``c`` and 1 (the paper's ``L = 1``);
+``"batch"``: ``2cB`` and ``√2 B`` (replace-one), which covers Algorithm 1's within-batch adaptivity.
+
+**Which variant is private, and why** (spec §10.1). The ledger's ε is the exact privacy of the
+released node sums *given* the per-user sensitivity. In the **lazy** variant (Algorithm 8) every
+action depends on the user's own context and on released statistics only, so changing one user
+changes one term of one stream element: the per-user sensitivity holds, and the run is
+``(ε, δ)``-silo-level LDP by the ledger (adaptive composition over syncs). In **Algorithm 1** the
+actions of later users of a batch depend on the silo's non-private ``W_i, U_i``, so one user can
+change up to ``B`` terms of ``γ_k``: the paper's per-user argument does not hold, and the ledger
+certifies Algorithm 1 only with ``sensitivity="batch"``. :attr:`Privacy.certified` says which case
+a run is in. **Dubey & Pentland** (Algorithm 3) decides *when* to sync from non-private local data,
+a side channel no content noise covers (§7.2, Example 3.1): it is never private, whatever its
+noise; its result says so (``certified=False``, ``epsilon = inf``), and the privacy its content
+noise alone would give with a public schedule is reported separately (``content_epsilon``).
+
+**Deviations from the paper and its code** (documented choices):
+
+* rewards enter the statistics clipped to ``[-c, c]`` in the private variants (the synthetic
+  rewards are Gaussian and unbounded, so Assumption 4.1 and any finite sensitivity fail without
+  it; the code does not clip); the non-private variants do not clip unless ``clip`` is given;
+* ``V`` is made positive definite at each sync by clipping the eigenvalues of ``λI + W̃_syn`` at
+  ``eig_floor · λ`` (the nearest such symmetric matrix in Frobenius norm; counted per repetition,
+  :attr:`RunResult.clipped`); the paper has no safeguard and relies on ``λ`` with high
+  probability (§9, §10.7). Between syncs ``V_{t,i}`` only gains PSD terms, so it stays definite;
+* ``V^{-1}`` is obtained by ``numpy.linalg.solve`` at each sync and updated by Sherman–Morrison
+  rank-one updates for the silo's own rounds (recomputed from scratch at every sync);
+* the radius and ``λ`` default to the code's constants (``radius="code"``, ``regularizer=None``):
+  ``β_t = crs (√λ S + R √(d log(1 + t M/(dλ)) + log(1/α)))`` with ``S = √d``, ``R`` the reward
+  noise scale; ``λ = √M`` without privacy, ``λ = √(Mκ) σ0 (√(κ + log(1/α)) + √d)`` with it.
+  ``radius="theory"`` is Lemma C.4's ``√(2 log(2/α) + d log(1 + Mt/(dλ_min))) + √λ_max + ν`` with
+  ``λ_min = λ/2``, ``λ_max = 3λ/2``, ``ν = σ_tot(√d + √(2 log(4K/α)))/√λ_min`` [R, constants 1];
+* Dubey & Pentland's threshold defaults to ``D = T log(MT)/(dM)`` (Wang et al. 2020's choice [K],
+  override with ``threshold``), their privatizer is protocol P's tree over at most ``T`` syncs, at
+  the same ``σ0`` rule with ``B = 1``; the sync rule uses the exact local ``log det`` increment
+  (matrix determinant lemma), as in §7.1 line 9.
+
+**Vectorization.** ``R`` repetitions × ``M`` silos are arrays; a round is a handful of batched
+operations (``(R, M, K, d) @ (R, M, d, d)``, a rank-one update of ``(R, M, d, d)``); rounds loop.
+The arms of a round come from the instance's keyed stream
+(:mod:`learners.linear_instances`), the reward noise from each repetition's tape, and the
+privacy noise of repetition ``r`` from a Philox stream keyed by two words drawn from ``rng``
+(the ``r``-th pair), so a repetition's run does not depend on how many run beside it.
+
+**Privacy ledger.** At every sync of a fixed schedule the node released at level ``i_k`` contains
+batches ``k - 2^{i_k} + 1 .. k``; a Gaussian event per stream is composed, as it is released,
+into the :class:`~accounting.accountant.Accountant` of each of those batches. Users of batches
+whose ledgers are equal are grouped: :attr:`RunResult.ledgers` maps the number of released nodes
+per stream a batch entered to its ledger (the first batch enters ``κ``, the most).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from functools import cache, cached_property
+from types import MappingProxyType
+from typing import Any
+
+import numpy as np
+from mpmath import mp
+from numpy.typing import NDArray
+
+from accounting import _validate as v
+from accounting._certified import DEFAULT_DPS, float_up
+from accounting.accountant import Accountant, Event
+from accounting.mechanisms import AdditiveNoise
+from accounting.neighbouring import Neighbouring
+from accounting.noise import Gaussian
+from accounting.tree import PAPER, REPLACE_ONE, Sensitivities, Tree, calibrate_sigma, code_sigma, paper_sigma
+from learners.errors import ParameterError, ParameterTypeError
+from learners.linear_instances import CHUNK, NoiseTape, SyntheticInstance, keyed_stream
+
+__all__ = [
+    "ALGORITHMS",
+    "RADII",
+    "SENSITIVITIES",
+    "SIGMA_MODES",
+    "Algorithm",
+    "Learner",
+    "Noise",
+    "Privacy",
+    "RunResult",
+    "SyncRecord",
+    "make_learner",
+    "noise_of",
+    "privacy_of",
+    "regularizer_of",
+    "run",
+]
+
+FloatArray = NDArray[np.float64]
+IntArray = NDArray[np.int64]
+BoolArray = NDArray[np.bool_]
+
+
+@dataclass(frozen=True)
+class Algorithm:
+    """An entry of :data:`ALGORITHMS`."""
+
+    label: str
+    #: Whether it adds privacy noise (takes ε and δ).
+    private: bool
+    #: Decisions from the synced statistics only (Algorithm 8).
+    lazy: bool
+    #: ``"fixed"`` (every ``B`` rounds) or ``"adaptive"`` (Dubey & Pentland's rule).
+    schedule: str
+    #: The trust model its privacy is stated in (``"silo-ldp"`` or ``"none"``).
+    model: str
+
+
+ALGORITHMS: dict[str, Algorithm] = {
+    "fedlinucb": Algorithm("FedLinUCB", False, False, "fixed", "none"),
+    "fedlinucb-lazy": Algorithm("FedLinUCB-Lazy", False, True, "fixed", "none"),
+    "ldp-fedlinucb": Algorithm("LDP-FedLinUCB", True, False, "fixed", "silo-ldp"),
+    "ldp-fedlinucb-lazy": Algorithm("LDP-FedLinUCB-Lazy", True, True, "fixed", "silo-ldp"),
+    "dubey-pentland": Algorithm("Dubey-Pentland (not private)", True, False, "adaptive", "none"),
+}
+
+#: How σ0 is set (see the module docstring).
+SIGMA_MODES = ("exact", "paper", "code")
+#: The per-user sensitivities (see the module docstring).
+SENSITIVITIES = ("replace-one", "add-remove", "batch")
+#: The confidence radius: the authors' code, or Lemma C.4.
+RADII = ("code", "theory")
+
+#: Reals each silo sends per sync: the bias vector and the upper triangle of the symmetric matrix.
+FLOAT_BITS = 64
+
+
+def _choice(name: str, value: object, options: Sequence[str]) -> str:
+    if not isinstance(value, str) or value not in options:
+        raise ParameterError(name, value, "one of " + ", ".join(options))
+    return value
+
+
+@dataclass(frozen=True)
+class Learner:
+    """One algorithm with all its settings (a value; build it with :func:`make_learner`).
+
+    Attributes
+    ----------
+    name : str
+        A key of :data:`ALGORITHMS`.
+    epsilon, delta : float or None
+        The claimed ``(ε, δ)`` (required by the private algorithms, ``None`` otherwise).
+    batch : int or None
+        ``B``, rounds between syncs of the fixed schedule (default 25, the paper's); ``None`` for
+        ``dubey-pentland`` (adaptive).
+    sigma_mode : {"exact", "paper", "code"}
+        How σ0 is set.
+    sensitivity : {"replace-one", "add-remove", "batch"}
+        The per-user sensitivities σ0 is calibrated for and the ledger is written with.
+    clip : float or None
+        Rewards enter the statistics clipped to ``[-clip, clip]`` (private default 1; ``None``: no
+        clipping, allowed only without privacy).
+    regularizer : float or None
+        ``λ``; ``None``: the code's formula (module docstring).
+    radius : {"code", "theory"}
+        The confidence radius.
+    crs : float
+        Multiplier of the radius (1 synthetic, 0.1 real data in the paper).
+    alpha : float
+        The confidence level ``α ∈ (0, 1)`` (0.01).
+    noise_scale : float or None
+        ``R`` of the code radius (``None``: the instance's reward noise sd).
+    threshold : float or None
+        ``D`` of Dubey & Pentland's rule (``None``: ``T log(MT)/(dM)``; only for that algorithm).
+    eig_floor : float
+        Eigenvalues of ``λI + W̃_syn`` are clipped at ``eig_floor · λ`` (in ``(0, 1]``).
+    """
+
+    name: str
+    epsilon: float | None = None
+    delta: float | None = None
+    batch: int | None = None
+    sigma_mode: str = "exact"
+    sensitivity: str = "replace-one"
+    clip: float | None = None
+    regularizer: float | None = None
+    radius: str = "code"
+    crs: float = 1.0
+    alpha: float = 0.01
+    noise_scale: float | None = None
+    threshold: float | None = None
+    eig_floor: float = 1e-3
+
+    def __post_init__(self) -> None:
+        algorithm = ALGORITHMS.get(self.name) if isinstance(self.name, str) else None
+        if algorithm is None:
+            raise ParameterError("algorithm", self.name, "one of " + ", ".join(ALGORITHMS))
+        if algorithm.private:
+            if self.epsilon is None or self.delta is None:
+                missing = "epsilon" if self.epsilon is None else "delta"
+                raise ParameterError(missing, None, f"a value (required by the private '{self.name}')")
+            object.__setattr__(self, "epsilon", v.positive("epsilon", self.epsilon))
+            object.__setattr__(self, "delta", v.open_unit("delta", self.delta))
+            clip = 1.0 if self.clip is None else self.clip
+            object.__setattr__(self, "clip", v.positive("clip", clip))
+        else:
+            for attr in ("epsilon", "delta"):
+                if getattr(self, attr) is not None:
+                    raise ParameterError(attr, getattr(self, attr), f"None for the non-private '{self.name}'")
+            if self.clip is not None:
+                object.__setattr__(self, "clip", v.positive("clip", self.clip))
+        if algorithm.schedule == "fixed":
+            batch = 25 if self.batch is None else self.batch
+            object.__setattr__(self, "batch", v.integer("batch", batch, minimum=1))
+        elif self.batch is not None:
+            raise ParameterError("batch", self.batch, f"None ('{self.name}' syncs adaptively)")
+        _choice("sigma_mode", self.sigma_mode, SIGMA_MODES)
+        _choice("sensitivity", self.sensitivity, SENSITIVITIES)
+        if self.sensitivity == "batch" and algorithm.schedule != "fixed":
+            raise ParameterError(
+                "sensitivity", self.sensitivity, "'replace-one' or 'add-remove' (no fixed B)"
+            )
+        if self.regularizer is not None:
+            object.__setattr__(self, "regularizer", v.positive("regularizer", self.regularizer))
+        _choice("radius", self.radius, RADII)
+        object.__setattr__(self, "crs", v.positive("crs", self.crs))
+        object.__setattr__(self, "alpha", v.open_unit("alpha", self.alpha))
+        if self.noise_scale is not None:
+            object.__setattr__(self, "noise_scale", v.nonnegative("noise_scale", self.noise_scale))
+        if self.threshold is not None:
+            if algorithm.schedule != "adaptive":
+                raise ParameterError(
+                    "threshold", self.threshold, f"None ('{self.name}' has a fixed schedule)"
+                )
+            object.__setattr__(self, "threshold", v.positive("threshold", self.threshold))
+        object.__setattr__(
+            self, "eig_floor", v.interval("eig_floor", self.eig_floor, 0.0, 1.0, why="a fraction of λ")
+        )
+
+    @property
+    def algorithm(self) -> Algorithm:
+        return ALGORITHMS[self.name]
+
+    @property
+    def private(self) -> bool:
+        return self.algorithm.private
+
+    @property
+    def lazy(self) -> bool:
+        return self.algorithm.lazy
+
+    @property
+    def label(self) -> str:
+        """A display label such as ``LDP-FedLinUCB(ε=0.2)``."""
+        base = self.algorithm.label
+        return f"{base}(ε={self.epsilon:g})" if self.epsilon is not None else base
+
+
+def make_learner(name: str, epsilon: float | None = None, **params: Any) -> Learner:
+    """A validated :class:`Learner`; unknown settings are an error naming them."""
+    known = set(Learner.__dataclass_fields__) - {"name", "epsilon"}
+    unknown = sorted(set(params) - known)
+    if unknown:
+        raise ParameterError(unknown[0], params[unknown[0]], "one of " + ", ".join(sorted(known)))
+    return Learner(name, epsilon, **params)
+
+
+# ---------------------------------------------------------------------------------------
+# Noise level, regularizer, radius
+# ---------------------------------------------------------------------------------------
+
+
+def _sensitivities(learner: Learner, batch: int) -> Sensitivities:
+    c = learner.clip if learner.clip is not None else 1.0
+    if learner.sensitivity == "add-remove":
+        return (
+            PAPER if c == 1.0 else Sensitivities(c, 1.0, Neighbouring.ADD_REMOVE, f"add-remove, |y| <= {c:g}")
+        )
+    if learner.sensitivity == "replace-one":
+        if c == 1.0:
+            return REPLACE_ONE
+        return Sensitivities(
+            float_up(2 * mp.mpf(c)), REPLACE_ONE.covariance, Neighbouring.REPLACE_ONE, "replace-one"
+        )
+    with mp.workdps(40):
+        bias, cov = float_up(2 * mp.mpf(c) * batch), float_up(mp.sqrt(2) * batch)
+    return Sensitivities(bias, cov, Neighbouring.REPLACE_ONE, f"batch (B = {batch}, replace-one)")
+
+
+@dataclass(frozen=True)
+class Noise:
+    """The privacy noise of a run.
+
+    Attributes
+    ----------
+    sigma0 : float
+        Standard deviation of every node's noise, per coordinate (0 without privacy).
+    mode : str
+        How it was set (:data:`SIGMA_MODES`, or ``"none"``).
+    syncs : int
+        ``K``, the stream length the tree is sized for (``⌊T/B⌋``, or ``T`` for the adaptive rule).
+    kappa : int
+        ``κ = ⌊log2 K⌋ + 1``.
+    sensitivities : Sensitivities or None
+        What one user can change in each stream (``None`` without privacy).
+    """
+
+    sigma0: float
+    mode: str
+    syncs: int
+    kappa: int
+    sensitivities: Sensitivities | None
+
+    @property
+    def tree(self) -> Tree | None:
+        """The tree release this noise makes (``None`` without privacy)."""
+        if self.sigma0 <= 0 or self.sensitivities is None:
+            return None
+        return Tree(self.sigma0, self.syncs, 1, self.sensitivities)
+
+
+@cache
+def _calibrated(epsilon: float, delta: float, horizon: int, batch: int, sens: Sensitivities) -> float:
+    return calibrate_sigma(epsilon, delta, horizon, batch, sens).value
+
+
+def noise_of(learner: Learner, horizon: int) -> Noise:
+    """``σ0`` and the tree of ``learner`` over ``horizon`` rounds (calibrations are memoized)."""
+    if not isinstance(learner, Learner):
+        raise ParameterTypeError("learner", learner, "a learners.linear.Learner (see make_learner)")
+    T = v.integer("horizon", horizon, minimum=1)
+    batch = learner.batch if learner.batch is not None else 1
+    if batch > T:
+        raise ParameterError("horizon", horizon, f"an integer >= batch = {batch} (at least one sync)")
+    syncs = T // batch
+    kappa = syncs.bit_length()
+    if not learner.private:
+        return Noise(0.0, "none", syncs, kappa, None)
+    assert learner.epsilon is not None
+    assert learner.delta is not None
+    sens = _sensitivities(learner, batch)
+    if learner.sigma_mode == "exact":
+        sigma = _calibrated(learner.epsilon, learner.delta, T, batch, sens)
+    elif learner.sigma_mode == "paper":
+        sigma = paper_sigma(learner.epsilon, learner.delta, kappa)
+    else:
+        sigma = code_sigma(learner.epsilon, learner.delta, kappa)
+    return Noise(sigma, learner.sigma_mode, syncs, kappa, sens)
+
+
+def regularizer_of(learner: Learner, noise: Noise, agents: int, dim: int) -> float:
+    """``λ``: the learner's own, or the code's ``√M`` / ``√(Mκ) σ0 (√(κ + log(1/α)) + √d)`` (§3.1)."""
+    if learner.regularizer is not None:
+        return learner.regularizer
+    m = v.integer("agents", agents, minimum=1)
+    d = v.integer("dim", dim, minimum=1)
+    if noise.sigma0 <= 0:
+        return math.sqrt(m)
+    k = noise.kappa
+    return math.sqrt(m * k) * noise.sigma0 * (math.sqrt(k + math.log(1 / learner.alpha)) + math.sqrt(d))
+
+
+def _radius(
+    learner: Learner, noise: Noise, lam: float, agents: int, dim: int, scale: float
+) -> Callable[[int], float]:
+    """``t -> β_t`` (see the module docstring)."""
+    a, m, d = learner.alpha, agents, dim
+    if learner.radius == "code":
+        s = math.sqrt(d)
+
+        def code(t: int) -> float:
+            return learner.crs * (
+                math.sqrt(lam) * s + scale * math.sqrt(d * math.log1p(t * m / (d * lam)) + math.log(1 / a))
+            )
+
+        return code
+    if noise.sigma0 > 0:
+        lo, hi = lam / 2, 3 * lam / 2
+        total = math.sqrt(m * noise.kappa) * noise.sigma0
+        nu = total * (math.sqrt(d) + math.sqrt(2 * math.log(4 * noise.syncs / a))) / math.sqrt(lo)
+    else:
+        lo = hi = lam
+        nu = 0.0
+
+    def theory(t: int) -> float:
+        return learner.crs * (
+            math.sqrt(2 * math.log(2 / a) + d * math.log1p(m * t / (d * lo))) + math.sqrt(hi) + nu
+        )
+
+    return theory
+
+
+# ---------------------------------------------------------------------------------------
+# Privacy
+# ---------------------------------------------------------------------------------------
+
+
+@cache
+def _epsilon(events: tuple[Event, ...], neighbouring: Neighbouring, dps: int, delta: float) -> float:
+    accountant = Accountant(neighbouring, dps)
+    for event in events:
+        accountant.compose(event)
+    return float(accountant.epsilon(delta))
+
+
+@dataclass(frozen=True)
+class Privacy:
+    """What a run's release guarantees, and whether it is a guarantee of the algorithm as run.
+
+    Attributes
+    ----------
+    model : str
+        ``"silo-ldp"`` (Definition 2.1) or ``"none"``.
+    claimed_epsilon, claimed_delta : float or None
+        The learner's target ``(ε, δ)`` (``None`` without privacy).
+    epsilon : float
+        The exact certified ε of the release at ``delta`` (the largest over the ledgers: a user is
+        in the nodes of one batch); ``inf`` when nothing is certified (``certified`` False, or no
+        privacy).
+    delta : float
+        The run's δ.
+    content_epsilon : float
+        The exact ε at ``delta`` of the released node sums alone, whatever the argument: equal to
+        ``epsilon`` when ``certified``; for Algorithm 1 with per-user sensitivity and for Dubey &
+        Pentland it is what the noise would give if the per-user argument held (it does not).
+    certified : bool
+        Whether the ledger's ε is a guarantee of the algorithm as run (module docstring).
+    meets_claim : bool
+        ``certified`` and ``epsilon <= claimed_epsilon``.
+    sigma0 : float
+    sigma_mode : str
+    kappa : int
+    sensitivity : str
+    nodes : tuple of (int, float)
+        ``(nodes per stream, ε)`` for each distinct ledger.
+    argument : str
+        Under which argument ``content_epsilon`` holds.
+    message : str
+        What does not hold, if anything.
+    """
+
+    model: str
+    claimed_epsilon: float | None
+    claimed_delta: float | None
+    epsilon: float
+    delta: float
+    content_epsilon: float
+    certified: bool
+    meets_claim: bool
+    sigma0: float
+    sigma_mode: str
+    kappa: int
+    sensitivity: str
+    nodes: tuple[tuple[int, float], ...]
+    argument: str
+    message: str = ""
+
+
+def privacy_of(learner: Learner, noise: Noise, ledgers: Mapping[int, Accountant], delta: float) -> Privacy:
+    """The privacy of a run from its ledgers (one per number of nodes a batch entered)."""
+    if not isinstance(learner, Learner):
+        raise ParameterTypeError("learner", learner, "a learners.linear.Learner")
+    d = v.open_unit("delta", delta)
+    if not learner.private:
+        return Privacy(
+            "none", None, None, math.inf, d, math.inf, False, False, 0.0, "none", noise.kappa, "none", (),
+            "none: exact sums are shared", "a non-private run: nothing is guaranteed",
+        )  # fmt: skip
+    assert learner.epsilon is not None
+    assert noise.sensitivities is not None
+    per = tuple(
+        (n, _epsilon(ledgers[n].ledger, ledgers[n].neighbouring, ledgers[n].dps, d)) for n in sorted(ledgers)
+    )
+    sens = noise.sensitivities
+    argument = (
+        f"silo-level LDP (Definition 2.1) under {sens.neighbouring.value} with per-user sensitivities "
+        f"{sens.bias:g} (bias) and {sens.covariance:g} (covariance): kappa = {noise.kappa} Gaussian node "
+        f"releases per stream, sigma0 = {noise.sigma0:g}, exact GDP accounting"
+    )
+    notes: list[str] = []
+    if learner.name == "dubey-pentland":
+        tree = noise.tree
+        assert tree is not None
+        content = _epsilon(tree.accountant().ledger, sens.neighbouring, DEFAULT_DPS, d)
+        certified = False
+        notes.append(
+            "NOT PRIVATE: Dubey & Pentland's sync rule depends on non-private local data, so the schedule "
+            "itself leaks (spec §7.2, Example 3.1); content_epsilon is what the noise alone would give if "
+            "the schedule were public (a tree over T syncs)"
+        )
+    else:
+        content = max((e for _, e in per), default=0.0)
+        certified = learner.lazy or learner.sensitivity == "batch"
+        if not certified:
+            notes.append(
+                "Algorithm 1 decides from the silo's non-private current-batch data, so one user can change "
+                "up to B terms of a stream element (spec §10.1): the per-user sensitivity the ledger uses "
+                "does not bound it, and content_epsilon is not a guarantee of this run "
+                "(use 'ldp-fedlinucb-lazy' or sensitivity='batch')"
+            )
+    epsilon = content if certified else math.inf
+    meets = certified and epsilon <= learner.epsilon
+    if learner.sigma_mode == "code":
+        notes.append(
+            "sigma_mode='code': the authors' code's sigma0, which does not meet its claim in general (§10.3)"
+        )
+    if certified and not meets:
+        notes.append(f"the release's exact epsilon {epsilon:g} exceeds the claimed {learner.epsilon:g}")
+    return Privacy(
+        model=learner.algorithm.model,
+        claimed_epsilon=learner.epsilon,
+        claimed_delta=learner.delta,
+        epsilon=epsilon,
+        delta=d,
+        content_epsilon=content,
+        certified=certified,
+        meets_claim=meets,
+        sigma0=noise.sigma0,
+        sigma_mode=learner.sigma_mode,
+        kappa=noise.kappa,
+        sensitivity=sens.name,
+        nodes=per,
+        argument=argument,
+        message="; ".join(notes),
+    )
+
+
+# ---------------------------------------------------------------------------------------
+# Results
+# ---------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, eq=False)
+class SyncRecord:
+    """What one sync did, for the repetitions ``reps`` that synced (given to ``run``'s observer).
+
+    Arrays have a leading axis over ``reps`` (``n``), then silos ``M`` where per silo. Without
+    privacy the message, p-sum and register fields are ``None``.
+    """
+
+    round: int
+    reps: IntArray
+    step: IntArray
+    level: IntArray
+    messages_bias: FloatArray | None  # (n, M, d): each silo's released noisy p-sum
+    messages_cov: FloatArray | None  # (n, M, d, d)
+    psums_bias: FloatArray | None  # (n, M, d): the raw p-sums they are the noisy versions of
+    psums_cov: FloatArray | None
+    raw_prefix_bias: FloatArray | None  # (n, d): the tree's prefix from raw registers
+    raw_prefix_cov: FloatArray | None
+    prefix_bias: FloatArray  # (n, d): Ũ_syn as released
+    prefix_cov: FloatArray  # (n, d, d): W̃_syn as released
+    exact_bias: FloatArray  # (n, d): Σ over silos and rounds so far of x y (clipped y)
+    exact_cov: FloatArray  # (n, d, d)
+    nodes: IntArray  # (n,): popcount(k), nodes summed in the prefix
+
+
+@dataclass(frozen=True, eq=False)
+class RunResult:
+    """The outcome of :func:`run` for ``R`` repetitions (arrays read-only).
+
+    Attributes
+    ----------
+    learner : Learner
+    horizon : int
+    rounds : numpy.ndarray of int64, shape (C,)
+    pseudo_regret : numpy.ndarray, shape (R, C)
+        Group pseudo-regret ``Σ_i Σ_{s<=t} max_a μ - μ_{a_s,i}`` (spec §1.2).
+    realized_regret : numpy.ndarray, shape (R, C)
+        ``Σ_i Σ_{s<=t} r(best) - r(a_s,i)`` with ``best`` the mean-best arm (the code's measure, §8.4).
+    syncs : numpy.ndarray of int64, shape (R,)
+        Synchronisations (communication rounds).
+    reals : numpy.ndarray of int64, shape (R,)
+        Reals each silo sent: ``syncs · (d + d(d+1)/2)``.
+    bits : numpy.ndarray of int64, shape (R,)
+        ``64 · reals``.
+    clipped : numpy.ndarray of int64, shape (R,)
+        Syncs at which ``λI + W̃_syn`` had an eigenvalue below the floor and was clipped (§10.7).
+    noise : Noise
+    regularizer : float
+        ``λ``.
+    delta : float
+        The δ of :attr:`privacy`.
+    """
+
+    learner: Learner
+    horizon: int
+    rounds: IntArray
+    pseudo_regret: FloatArray
+    realized_regret: FloatArray
+    syncs: IntArray
+    reals: IntArray
+    bits: IntArray
+    clipped: IntArray
+    noise: Noise
+    regularizer: float
+    delta: float
+    _ledgers: Mapping[int, Accountant] = field(repr=False)
+
+    @property
+    def released(self) -> IntArray:
+        """Node releases per stream per silo (one per sync)."""
+        return self.syncs
+
+    @property
+    def ledgers(self) -> dict[int, Accountant]:
+        """The ledger of one user of each kind of batch, keyed by the nodes per stream it entered (copies)."""
+        return {n: _copy(acc) for n, acc in self._ledgers.items()}
+
+    @cached_property
+    def privacy(self) -> Privacy:
+        """:func:`privacy_of` the run's ledgers at :attr:`delta` (memoized per ledger)."""
+        return privacy_of(self.learner, self.noise, self._ledgers, self.delta)
+
+
+def _copy(accountant: Accountant) -> Accountant:
+    out = Accountant(accountant.neighbouring, accountant.dps)
+    for event in accountant.ledger:
+        out.compose(event)
+    return out
+
+
+# ---------------------------------------------------------------------------------------
+# The engine
+# ---------------------------------------------------------------------------------------
+
+
+def _check_run(
+    learner: object, instances: object, horizon: object, tapes: object, rng: object, checkpoints: object
+) -> tuple[list[SyntheticInstance], int, list[np.random.Generator], IntArray]:
+    if not isinstance(learner, Learner):
+        raise ParameterTypeError("learner", learner, "a learners.linear.Learner (see make_learner)")
+    if not isinstance(tapes, Sequence) or not tapes:
+        raise ParameterError("tapes", tapes, "a non-empty sequence of numpy Generators (one per repetition)")
+    for i, gen in enumerate(tapes):
+        if not isinstance(gen, np.random.Generator):
+            raise ParameterTypeError(f"tapes[{i}]", gen, "a numpy.random.Generator")
+    R = len(tapes)
+    if isinstance(instances, SyntheticInstance):
+        insts = [instances] * R
+    elif isinstance(instances, Sequence) and not isinstance(instances, str) and len(instances) == R:
+        insts = list(instances)
+        for i, inst in enumerate(insts):
+            if not isinstance(inst, SyntheticInstance):
+                raise ParameterTypeError(
+                    f"instances[{i}]", inst, "a learners.linear_instances.SyntheticInstance"
+                )
+    else:
+        raise ParameterError("instances", instances, f"one SyntheticInstance or a sequence of R={R} of them")
+    shape = (insts[0].dim, insts[0].arms, insts[0].agents)
+    if any((i.dim, i.arms, i.agents) != shape for i in insts):
+        raise ParameterError(
+            "instances", [(i.dim, i.arms, i.agents) for i in insts], "one (dim, arms, agents)"
+        )
+    T = v.integer("horizon", horizon, minimum=1)
+    if learner.batch is not None and learner.batch > T:
+        raise ParameterError("horizon", horizon, f"an integer >= batch = {learner.batch}")
+    if not isinstance(rng, np.random.Generator):
+        raise ParameterTypeError("rng", rng, "a numpy.random.Generator")
+    C = v.integer("checkpoints", checkpoints, minimum=1)
+    n = min(C, T)
+    rounds = np.unique(-(-np.arange(1, n + 1, dtype=np.int64) * T // n))
+    return insts, T, list(tapes), rounds
+
+
+class _State:
+    """All repetitions' statistics (leading axis ``R``), the tree registers, and the ledgers."""
+
+    def __init__(
+        self,
+        learner: Learner,
+        noise: Noise,
+        lam: float,
+        R: int,
+        M: int,
+        d: int,
+        keys: NDArray[np.uint64] | None,
+    ) -> None:
+        self.learner, self.noise, self.lam = learner, noise, lam
+        self.R, self.M, self.d = R, M, d
+        self.keys = keys
+        self.W = np.zeros((R, M, d, d))
+        self.U = np.zeros((R, M, d))
+        self.exact_b = np.zeros((R, d))
+        self.exact_c = np.zeros((R, d, d))
+        self.synced_b = np.zeros((R, d))
+        self.synced_c = np.zeros((R, d, d))
+        k = noise.kappa
+        if learner.private:
+            self.alpha_b = np.zeros((R, M, k, d))
+            self.alpha_c = np.zeros((R, M, k, d, d))
+            self.server_b = np.zeros((R, k, d))
+            self.server_c = np.zeros((R, k, d, d))
+            self.raw_b = np.zeros((R, k, d))
+            self.raw_c = np.zeros((R, k, d, d))
+        self.step = np.zeros(R, dtype=np.int64)
+        self.t_last = np.zeros(R, dtype=np.int64)
+        self.clipped = np.zeros(R, dtype=np.int64)
+        self.logdet = np.zeros((R, M))
+        # V^{-1}: per silo (Algorithm 1) or shared by a repetition's silos (lazy)
+        agents = 1 if learner.lazy else M
+        self.P = np.broadcast_to(np.eye(d) / lam, (R, agents, d, d)).copy()
+        self.b = np.zeros((R, d))
+        self.theta = np.zeros((R, 1, d))
+        self.batch_ledgers: list[Accountant] = []
+
+    def tree_step(
+        self, ra: IntArray, gb: FloatArray, gc: FloatArray, record: bool
+    ) -> tuple[FloatArray, FloatArray, dict[str, Any]]:
+        """Protocol P at sync ``step[ra]`` for the repetitions ``ra``: the released prefixes."""
+        n, M, d, kappa = ra.size, self.M, self.d, self.noise.kappa
+        step = self.step[ra]
+        level = np.log2(step & -step).astype(np.int64)
+        lower = (np.arange(kappa)[None, :] < level[:, None]).astype(np.float64)  # (n, κ)
+        node_b = np.einsum("nj,nmjd->nmd", lower, self.alpha_b[ra]) + gb
+        node_c = np.einsum("nj,nmjde->nmde", lower, self.alpha_c[ra]) + gc
+        ms = np.arange(M)[None, :]
+        self.alpha_b[ra[:, None], ms, level[:, None]] = node_b
+        self.alpha_c[ra[:, None], ms, level[:, None]] = node_c
+        zb = np.empty((n, M, d))
+        zc = np.empty((n, M, d, d))
+        assert self.keys is not None
+        for j, r in enumerate(ra.tolist()):  # one keyed stream per repetition (see the module docstring)
+            gen = keyed_stream((int(self.keys[r, 0]), int(self.keys[r, 1])), int(step[j]), 2)
+            zb[j] = gen.standard_normal((M, d))
+            zc[j] = gen.standard_normal((M, d, d))
+        sigma = self.noise.sigma0
+        zb *= sigma
+        zc = sigma * (zc + zc.swapaxes(-1, -2)) / 2
+        msg_b, msg_c = node_b + zb, node_c + zc
+        self.server_b[ra, level] = msg_b.sum(axis=1)
+        self.server_c[ra, level] = msg_c.sum(axis=1)
+        bits = ((step[:, None] >> np.arange(kappa)[None, :]) & 1).astype(np.float64)
+        prefix_b = np.einsum("nj,njd->nd", bits, self.server_b[ra])
+        prefix_c = np.einsum("nj,njde->nde", bits, self.server_c[ra])
+        extra: dict[str, Any] = {}
+        if record:
+            self.raw_b[ra, level] = node_b.sum(axis=1)
+            self.raw_c[ra, level] = node_c.sum(axis=1)
+            extra = {
+                "level": level,
+                "messages_bias": msg_b,
+                "messages_cov": msg_c,
+                "psums_bias": node_b,
+                "psums_cov": node_c,
+                "raw_prefix_bias": np.einsum("nj,njd->nd", bits, self.raw_b[ra]),
+                "raw_prefix_cov": np.einsum("nj,njde->nde", bits, self.raw_c[ra]),
+            }
+        return prefix_b, prefix_c, extra
+
+    def account(self, step: int) -> None:
+        """Compose the node released at sync ``step`` into the ledger of every batch it contains."""
+        sens = self.noise.sensitivities
+        assert sens is not None
+        gauss = Gaussian(self.noise.sigma0)
+        bias, cov = Event(AdditiveNoise(gauss, sens.bias)), Event(AdditiveNoise(gauss, sens.covariance))
+        while len(self.batch_ledgers) < step:
+            self.batch_ledgers.append(Accountant(sens.neighbouring))
+        width = step & -step
+        for batch in range(step - width, step):
+            self.batch_ledgers[batch].compose(bias).compose(cov)
+
+    def sync(self, ra: IntArray, t: int, observer: Callable[[SyncRecord], None] | None) -> None:
+        """Synchronise the repetitions ``ra`` after round ``t``."""
+        learner, d = self.learner, self.d
+        self.step[ra] += 1
+        gb, gc = self.U[ra], self.W[ra]
+        self.exact_b[ra] += gb.sum(axis=1)
+        self.exact_c[ra] += gc.sum(axis=1)
+        extra: dict[str, Any] = {}
+        if learner.private:
+            pb, pc, extra = self.tree_step(ra, gb, gc, observer is not None)
+            if learner.algorithm.schedule == "fixed":
+                self.account(int(self.step[ra[0]]))
+        else:
+            pb, pc = self.exact_b[ra], self.exact_c[ra]
+        self.synced_b[ra], self.synced_c[ra] = pb, pc
+        A = self.lam * np.eye(d) + (pc + pc.swapaxes(-1, -2)) / 2
+        w, Q = np.linalg.eigh(A)
+        floor = learner.eig_floor * self.lam
+        bad = w[:, 0] < floor
+        if bad.any():
+            wc = np.maximum(w[bad], floor)
+            A[bad] = (Q[bad] * wc[:, None, :]) @ Q[bad].swapaxes(-1, -2)
+            self.clipped[ra[bad]] += 1
+        P0 = np.linalg.solve(A, np.broadcast_to(np.eye(d), A.shape))
+        P0 = (P0 + P0.swapaxes(-1, -2)) / 2
+        self.P[ra] = P0[:, None]
+        self.b[ra] = pb
+        self.theta[ra, 0] = (P0 @ pb[..., None])[..., 0]
+        self.U[ra] = 0.0
+        self.W[ra] = 0.0
+        self.logdet[ra] = 0.0
+        self.t_last[ra] = t
+        if observer is not None:
+            step = self.step[ra]
+            observer(
+                SyncRecord(
+                    round=t,
+                    reps=ra.copy(),
+                    step=step.copy(),
+                    level=extra.get("level", np.log2(step & -step).astype(np.int64)),
+                    messages_bias=extra.get("messages_bias"),
+                    messages_cov=extra.get("messages_cov"),
+                    psums_bias=extra.get("psums_bias"),
+                    psums_cov=extra.get("psums_cov"),
+                    raw_prefix_bias=extra.get("raw_prefix_bias"),
+                    raw_prefix_cov=extra.get("raw_prefix_cov"),
+                    prefix_bias=pb.copy(),
+                    prefix_cov=pc.copy(),
+                    exact_bias=self.exact_b[ra].copy(),
+                    exact_cov=self.exact_c[ra].copy(),
+                    nodes=np.array([bin(int(s)).count("1") for s in step], dtype=np.int64),
+                )
+            )
+
+    def ledgers(self) -> dict[int, Accountant]:
+        """The batch ledgers grouped: nodes per stream -> the ledger of such a batch."""
+        out: dict[int, Accountant] = {}
+        for acc in self.batch_ledgers:
+            n = len(acc.ledger) // 2
+            known = out.setdefault(n, acc)
+            assert known.ledger == acc.ledger
+        return dict(sorted(out.items()))
+
+
+def _chunk(
+    insts: list[SyntheticInstance], shared: bool, tapes: list[NoiseTape], c: int
+) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """Arms ``(1|R, CHUNK, M, K, d)``, means ``(1|R, CHUNK, M, K)`` and noise ``(R, CHUNK, M, K)``."""
+    inst0 = insts[0]
+    if shared:
+        feats, means = inst0.block(c)
+        feats, means = feats[None], means[None]
+    else:
+        blocks = [inst.block(c) for inst in insts]
+        feats = np.stack([b[0] for b in blocks])
+        means = np.stack([b[1] for b in blocks])
+    xi = np.stack([tape.block(c, inst0.agents, inst0.arms) for tape in tapes]) * inst0.noise_sd
+    return feats, means, xi
+
+
+def _blocks(
+    insts: list[SyntheticInstance], shared: bool, tapes: list[NoiseTape], chunks: int
+) -> Iterator[tuple[FloatArray, FloatArray, FloatArray]]:
+    """The chunks in order, the next one drawn in a worker thread while this one is played.
+
+    Every block comes from its own keyed stream, so drawing ahead changes no number; numpy's
+    generators release the GIL while drawing, which hides most of the cost of the arms.
+    """
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        ahead = pool.submit(_chunk, insts, shared, tapes, 0)
+        for c in range(chunks):
+            current = ahead.result()
+            if c + 1 < chunks:
+                ahead = pool.submit(_chunk, insts, shared, tapes, c + 1)
+            yield current
+
+
+def run(
+    learner: Learner,
+    instances: SyntheticInstance | Sequence[SyntheticInstance],
+    horizon: int,
+    *,
+    tapes: Sequence[np.random.Generator],
+    rng: np.random.Generator,
+    checkpoints: int = 1000,
+    delta: float | None = None,
+    observer: Callable[[SyncRecord], None] | None = None,
+) -> RunResult:
+    """Run ``learner`` for ``R = len(tapes)`` repetitions of ``horizon`` rounds on every silo.
+
+    Parameters
+    ----------
+    learner : Learner
+        From :func:`make_learner`.
+    instances : SyntheticInstance or sequence of them
+        One instance for every repetition (the paper's setting: the instance is fixed across runs),
+        or one per repetition (same ``d``, ``K``, ``M``).
+    horizon : int
+        ``T >= B``.
+    tapes : sequence of numpy.random.Generator
+        Repetition ``r``'s reward noise is keyed by two words drawn from ``tapes[r]`` (a fresh
+        generator from the same seed gives every algorithm the same noise).
+    rng : numpy.random.Generator
+        The privacy noise: repetition ``r`` uses a stream keyed by the ``r``-th pair of words drawn.
+    checkpoints : int
+        Regret is recorded after ``ceil(c T / C)`` rounds, ``c = 1..C``.
+    delta : float or None
+        δ of the privacy report (``None``: the learner's δ, or 1e-6 without privacy).
+    observer : callable or None
+        Called with a :class:`SyncRecord` after every sync (for audits and tests).
+
+    Returns
+    -------
+    RunResult
+    """
+    insts, T, gens, rounds = _check_run(learner, instances, horizon, tapes, rng, checkpoints)
+    if delta is None:
+        d_report = learner.delta if learner.delta is not None else 1e-6
+    else:
+        d_report = v.open_unit("delta", delta)
+    if observer is not None and not callable(observer):
+        raise ParameterTypeError("observer", observer, "a callable taking a SyncRecord, or None")
+    R = len(gens)
+    inst0 = insts[0]
+    d, K, M = inst0.dim, inst0.arms, inst0.agents
+    shared = all(inst == inst0 for inst in insts)
+    noise = noise_of(learner, T)
+    lam = regularizer_of(learner, noise, M, d)
+    scale = learner.noise_scale if learner.noise_scale is not None else inst0.noise_sd
+    beta = _radius(learner, noise, lam, M, d, scale)
+    tape_list = [NoiseTape.draw(g) for g in gens]
+    keys = rng.integers(0, 2**64, size=(R, 2), dtype=np.uint64, endpoint=False) if learner.private else None
+    st = _State(learner, noise, lam, R, M, d, keys)
+    adaptive = learner.algorithm.schedule == "adaptive"
+    threshold = learner.threshold if learner.threshold is not None else T * math.log(M * T) / (d * M)
+    clip = learner.clip
+    lazy = learner.lazy
+    pseudo_total = np.zeros(R)
+    realized_total = np.zeros(R)
+    pseudo = np.zeros((R, rounds.size))
+    realized = np.zeros((R, rounds.size))
+    next_cp = 0
+    all_reps = np.arange(R)
+    rr, mm = np.arange(R)[:, None], np.arange(M)[None, :]
+    r0 = np.zeros((R, 1), dtype=np.intp) if shared else rr  # the instance row of each repetition
+    for c, (feats, means, xi) in enumerate(_blocks(insts, shared, tape_list, -(-T // CHUNK))):
+        best = means.argmax(axis=-1)  # (1|R, CHUNK, M)
+        top = np.take_along_axis(means, best[..., None], axis=-1)[..., 0]
+        for j in range(min(CHUNK, T - c * CHUNK)):
+            t = c * CHUNK + j + 1
+            X = np.broadcast_to(feats[:, j], (R, M, K, d))
+            mu = means[:, j]  # (1|R, M, K)
+            XP = X @ st.P  # (R, M, K, d)
+            if lazy:
+                est = X @ st.theta[..., None]  # (R, M, K, 1)
+            else:
+                theta = (st.P @ (st.b[:, None] + st.U)[..., None])[..., 0]  # (R, M, d)
+                est = X @ theta[..., None]
+            quad = np.einsum("rmkd,rmkd->rmk", XP, X)
+            ucb = est[..., 0] + beta(t) * np.sqrt(np.maximum(quad, 0.0))
+            arm = ucb.argmax(axis=-1)  # (R, M)
+            x = X[rr, mm, arm]  # (R, M, d)
+            mu_a = mu[r0, mm, arm]
+            xi_t = xi[:, j]
+            y = mu_a + xi_t[rr, mm, arm]
+            r_best = top[:, j] + xi_t[rr, mm, best[r0, j, mm]]
+            pseudo_total += (top[:, j] - mu_a).sum(axis=-1)
+            realized_total += (r_best - y).sum(axis=-1)
+            yc = np.clip(y, -clip, clip) if clip is not None else y
+            st.U += x * yc[..., None]
+            st.W += x[..., :, None] * x[..., None, :]
+            if not lazy:
+                Px = (st.P @ x[..., None])[..., 0]
+                den = 1.0 + np.einsum("rmd,rmd->rm", x, Px)
+                st.P -= Px[..., :, None] * Px[..., None, :] / den[..., None, None]
+                st.logdet += np.log(den)
+            while next_cp < rounds.size and rounds[next_cp] == t:
+                pseudo[:, next_cp] = pseudo_total
+                realized[:, next_cp] = realized_total
+                next_cp += 1
+            if adaptive:
+                fire = ((t - st.t_last)[:, None] * st.logdet > threshold).any(axis=1)
+                if fire.any():
+                    st.sync(np.flatnonzero(fire), t, observer)
+            elif t % (learner.batch or 1) == 0:
+                st.sync(all_reps, t, observer)
+
+    def frozen(a: NDArray[Any]) -> NDArray[Any]:
+        a.setflags(write=False)
+        return a
+
+    per_sync = d + d * (d + 1) // 2
+    reals = st.step * per_sync
+    return RunResult(
+        learner=learner,
+        horizon=T,
+        rounds=frozen(rounds),
+        pseudo_regret=frozen(pseudo),
+        realized_regret=frozen(realized),
+        syncs=frozen(st.step.copy()),
+        reals=frozen(reals),
+        bits=frozen(reals * FLOAT_BITS),
+        clipped=frozen(st.clipped),
+        noise=noise,
+        regularizer=lam,
+        delta=d_report,
+        _ledgers=MappingProxyType(st.ledgers()),
+    )

@@ -1,0 +1,196 @@
+"""Linear contextual bandit instances of the federated LinUCB paper, computed round by round.
+
+The synthetic instance of Zhou & Chowdhury (ICLR 2024), spec ``federated-lcb.md`` §8.2, as the
+authors' code builds it (``synth_env``): at every round ``t`` and silo ``i`` there are ``K`` arms,
+
+* ``x = [u, 1]`` with ``u`` uniform on the unit sphere of ``R^{d-1}`` (a Gaussian, normalized),
+  so ``‖x‖ = √2``;
+* the first ``d`` arms are then overwritten by the rows of ``basis = I_d`` with its last column
+  set to 1: rows ``j < d - 1`` are ``e_j + e_d``, row ``d - 1`` is ``e_d``;
+* ``θ* = [0.5 v/‖v‖, 0.5]`` with ``v ~ N(0, I_{d-1})`` (``‖θ*‖ = 1/√2``);
+* the mean reward of an arm is ``μ = ⟨x, θ*⟩`` on the *raw* features, and the learner sees the
+  normalized features ``x/‖x‖`` (so the model is exactly linear in them with parameter ``√2 θ*``
+  for every arm of norm ``√2``, and mis-specified for the single arm ``e_d``, spec §8.2 [O]);
+* the reward is ``r = μ + σ ξ`` with ``ξ ~ N(0, 1)`` i.i.d. per arm, silo and round (``σ = 0.5``).
+
+**Never materialized.** ``M × T × K × d`` floats (10^9 at the paper's size) are not stored: the arms
+of rounds ``[CHUNK c, CHUNK (c + 1))`` are the output of a Philox generator keyed by the instance's
+two words with counter ``(0, c, 0, 0)`` (:meth:`SyntheticInstance.block`), and the reward noise of
+a repetition is the output keyed by the repetition's tape words with counter ``(0, c, 1, 0)``
+(:meth:`NoiseTape.block`). Any block is computed on demand, identically whoever asks, so a run is
+reproducible from its seeds and every algorithm given the same instance and tape generator sees
+the same contexts and the same noise (common random numbers).
+
+**Deviation from the code** (spec §8.2, §10.11): the authors fix the instance with
+``np.random.seed(2)`` and draw every arm up front from the global stream; here the instance is
+drawn from an explicit generator (:func:`draw_synthetic`; seed it with 2 for the paper's
+setting), so the numbers differ from the authors' though the law is the same.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+
+from accounting import _validate as v
+from learners.errors import ParameterError, ParameterTypeError
+
+__all__ = ["CHUNK", "NoiseTape", "SyntheticInstance", "draw_synthetic", "keyed_stream"]
+
+FloatArray = NDArray[np.float64]
+
+#: Rounds per generated block (fixed, so that a block's numbers do not depend on who reads it).
+CHUNK = 16
+
+#: Dimension, arms and silos above which one block would not fit in memory (~1 GB of floats).
+MAX_BLOCK = 2**27
+
+_HALF_SQRT2 = 1 / math.sqrt(2)
+
+
+def _key(name: str, key: object) -> tuple[int, int]:
+    words = tuple(key) if isinstance(key, tuple | list) else ()
+    if len(words) != 2 or not all(
+        isinstance(k, int | np.integer) and not isinstance(k, bool) and 0 <= k < 2**64 for k in words
+    ):
+        raise ParameterError(name, key, "two integers in [0, 2**64)")
+    return int(words[0]), int(words[1])
+
+
+def _words(rng: object) -> tuple[int, int]:
+    if not isinstance(rng, np.random.Generator):
+        raise ParameterTypeError("rng", rng, "a numpy.random.Generator")
+    w = rng.integers(0, 2**64, size=2, dtype=np.uint64, endpoint=False)
+    return int(w[0]), int(w[1])
+
+
+def keyed_stream(key: tuple[int, int], chunk: int, purpose: int) -> np.random.Generator:
+    """The Philox stream keyed by ``key`` at counter ``(0, chunk, purpose, 0)``: block ``chunk`` of
+    stream ``purpose`` (0 arms, 1 reward noise, 2 privacy noise), independent of every other block."""
+    bits = np.random.Philox(key=np.array(key, dtype=np.uint64), counter=[0, chunk, purpose, 0])
+    return np.random.Generator(bits)
+
+
+@dataclass(frozen=True)
+class SyntheticInstance:
+    """The synthetic instance of spec §8.2 (a value: ``θ*`` and the key of its arm stream).
+
+    Attributes
+    ----------
+    dim : int
+        ``d >= 2`` (the paper: 10).
+    arms : int
+        ``K >= d`` arms per silo and round (the first ``d`` are the basis arms; the paper: 100).
+    agents : int
+        ``M >= 1`` silos (the paper: 100).
+    theta : tuple of float
+        ``θ*`` in raw feature coordinates (``‖θ*‖ = 1/√2``).
+    noise_sd : float
+        Standard deviation of the reward noise (the paper: 0.5).
+    key : tuple of int
+        Two 64-bit words keying the arm stream.
+    """
+
+    dim: int
+    arms: int
+    agents: int
+    theta: tuple[float, ...]
+    noise_sd: float
+    key: tuple[int, int]
+
+    def __post_init__(self) -> None:
+        d = v.integer("dim", self.dim, minimum=2)
+        k = v.integer("arms", self.arms, minimum=d, why="the first d arms are the basis arms")
+        m = v.integer("agents", self.agents, minimum=1)
+        if CHUNK * m * k * d > MAX_BLOCK:
+            raise ParameterError(
+                "agents", self.agents, f"agents x arms x dim <= {MAX_BLOCK // CHUNK} (one block's memory)"
+            )
+        theta = tuple(v.real(f"theta[{i}]", x) for i, x in enumerate(self.theta))
+        if len(theta) != d:
+            raise ParameterError("theta", self.theta, f"a vector of dim = {d} reals")
+        object.__setattr__(self, "dim", d)
+        object.__setattr__(self, "arms", k)
+        object.__setattr__(self, "agents", m)
+        object.__setattr__(self, "theta", theta)
+        object.__setattr__(self, "noise_sd", v.nonnegative("noise_sd", self.noise_sd))
+        object.__setattr__(self, "key", _key("key", self.key))
+
+    @property
+    def theta_array(self) -> FloatArray:
+        """``θ*`` as an array of shape ``(d,)``."""
+        return np.asarray(self.theta, dtype=np.float64)
+
+    def block(self, chunk: int) -> tuple[FloatArray, FloatArray]:
+        """The arms of rounds ``[CHUNK·chunk, CHUNK·(chunk + 1))`` (0-based).
+
+        Returns
+        -------
+        features : numpy.ndarray, shape (CHUNK, M, K, d)
+            The normalized features ``x/‖x‖`` the learner sees.
+        means : numpy.ndarray, shape (CHUNK, M, K)
+            ``⟨x, θ*⟩`` on the raw features.
+        """
+        c = v.integer("chunk", chunk, minimum=0)
+        d, k, m = self.dim, self.arms, self.agents
+        gen = keyed_stream(self.key, c, 0)
+        u = gen.standard_normal((CHUNK, m, k, d - 1))
+        u /= np.sqrt(np.einsum("...i,...i->...", u, u))[..., None]
+        theta = self.theta_array
+        # raw arms [u, 1] have norm √2 exactly: normalizing is dividing by √2
+        features = np.empty((CHUNK, m, k, d))
+        features[..., : d - 1] = u
+        features[..., d - 1] = 1.0
+        means = u @ theta[: d - 1] + theta[d - 1]
+        basis = np.eye(d)
+        basis[:, d - 1] = 1.0
+        means[:, :, :d] = basis @ theta
+        features[:, :, :d, :] = basis
+        features *= _HALF_SQRT2
+        features[:, :, d - 1, :] = np.eye(d)[d - 1]  # the basis arm e_d has norm 1
+        return features, means
+
+
+@dataclass(frozen=True)
+class NoiseTape:
+    """The reward noise ``ξ`` of one repetition: i.i.d. ``N(0, 1)`` per round, silo and arm."""
+
+    key: tuple[int, int]
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "key", _key("key", self.key))
+
+    @classmethod
+    def draw(cls, rng: np.random.Generator) -> NoiseTape:
+        """The tape keyed by two words drawn from ``rng`` (same seed, same noise)."""
+        return cls(_words(rng))
+
+    def block(self, chunk: int, agents: int, arms: int) -> FloatArray:
+        """``ξ`` of rounds ``[CHUNK·chunk, CHUNK·(chunk + 1))``, shape ``(CHUNK, M, K)``."""
+        c = v.integer("chunk", chunk, minimum=0)
+        m = v.integer("agents", agents, minimum=1)
+        k = v.integer("arms", arms, minimum=1)
+        return keyed_stream(self.key, c, 1).standard_normal((CHUNK, m, k))
+
+
+def draw_synthetic(
+    rng: np.random.Generator, dim: int = 10, arms: int = 100, agents: int = 100, noise_sd: float = 0.5
+) -> SyntheticInstance:
+    """The synthetic instance of spec §8.2: ``θ* = [0.5 v/‖v‖, 0.5]`` and an arm-stream key from ``rng``.
+
+    Defaults are the paper's (``d = 10``, ``K = 100``, ``M = 100``, ``σ = 0.5``); the paper fixes the
+    instance across runs (its code seeds 2), and so does passing one instance to every repetition.
+    """
+    if not isinstance(rng, np.random.Generator):
+        raise ParameterTypeError("rng", rng, "a numpy.random.Generator")
+    d = v.integer("dim", dim, minimum=2)
+    vec = rng.standard_normal(d - 1)
+    norm = float(np.linalg.norm(vec))
+    while not norm > 0 or not math.isfinite(norm):  # pragma: no cover - probability 0
+        vec = rng.standard_normal(d - 1)
+        norm = float(np.linalg.norm(vec))
+    theta = np.append(0.5 * vec / norm, 0.5)
+    return SyntheticInstance(d, arms, agents, tuple(float(x) for x in theta), noise_sd, _words(rng))
