@@ -39,6 +39,7 @@ from learners.experiment import (
     run_experiment,
     shipped_configs,
 )
+from learners.results import summary_table
 
 #: Where results go when ``--out`` is not given: ``results/<name>`` (``-quick`` appended for ``--quick``).
 RESULTS_ROOT = Path("results")
@@ -58,7 +59,10 @@ def _load(path: Path, quick: bool) -> Config:
     try:
         return load_config(path, quick=quick)
     except ConfigError as err:
-        raise LearnerError(f"{path}: {err}") from err
+        hint = ""
+        if err.name == "config" and not path.exists():
+            hint = f" (start one from a shipped config: dp-regret show figure2 > {path})"
+        raise LearnerError(f"{path}: {err}{hint}") from err
 
 
 def _note_stand_in(config: Config, shipped: str | None) -> None:
@@ -117,6 +121,7 @@ def _execute(config: Config, args: argparse.Namespace, shipped: str | None = Non
         print(f"  {png}")
     print()
     _print_summary(json.loads((out / SUMMARY_FILE).read_text(encoding="utf-8")))
+    print("\n" + summary_table(out), end="")  # the privacy spent, claimed vs exact (summary.md)
     return 0
 
 

@@ -93,12 +93,15 @@ from learners.protocols import BIG_MODULUS, Protocol, analyze, encode
 __all__ = [
     "ALGORITHMS",
     "CHUNK",
+    "EXACT_BUDGET",
     "NOISE_PATHS",
     "Algorithm",
+    "Exact",
     "Learner",
     "Privacy",
     "RunResult",
     "confidence_radius",
+    "exact_privacy",
     "make_learner",
     "privacy_of",
     "route_name",
@@ -430,6 +433,22 @@ def route_name(route: object) -> str:
     return route
 
 
+def _check_ledgers(learner: object, ledgers: object, delta: object) -> tuple[float, list[int]]:
+    """The checked ``delta`` and the sorted batch sizes of ``ledgers`` (see :func:`privacy_of`)."""
+    if not isinstance(learner, Learner):
+        raise ParameterTypeError("learner", learner, "a learners.mab.Learner")
+    d = _real("delta", delta, 0.0, 1.0)
+    if d >= 1:
+        raise ParameterError("delta", delta, "a probability in (0, 1)")
+    if not isinstance(ledgers, Mapping):
+        raise ParameterTypeError("ledgers", ledgers, "a mapping of batch size to accounting Accountant")
+    sizes = sorted(v.integer("ledgers", n, minimum=1) for n in ledgers)
+    for n in sizes:
+        if not isinstance(ledgers[n], Accountant):
+            raise ParameterTypeError(f"ledgers[{n}]", ledgers[n], "an accounting.accountant.Accountant")
+    return d, sizes
+
+
 def privacy_of(
     learner: Learner,
     ledgers: Mapping[int, Accountant],
@@ -457,18 +476,8 @@ def privacy_of(
         a discrete Gaussian sum over a batch of ~10^5 users takes minutes), or a cheaper one such
         as ``"published"`` (Lemma 3 / Lemma 4 on the released mechanism).
     """
-    if not isinstance(learner, Learner):
-        raise ParameterTypeError("learner", learner, "a learners.mab.Learner")
-    d = _real("delta", delta, 0.0, 1.0)
-    if d >= 1:
-        raise ParameterError("delta", delta, "a probability in (0, 1)")
+    d, sizes = _check_ledgers(learner, ledgers, delta)
     how = route_name(route)
-    if not isinstance(ledgers, Mapping):
-        raise ParameterTypeError("ledgers", ledgers, "a mapping of batch size to accounting Accountant")
-    sizes = sorted(v.integer("ledgers", n, minimum=1) for n in ledgers)
-    for n in sizes:
-        if not isinstance(ledgers[n], Accountant):
-            raise ParameterTypeError(f"ledgers[{n}]", ledgers[n], "an accounting.accountant.Accountant")
     if learner.name == "se":
         return Privacy(
             "none", "none", math.inf, 0.0, (), None, False, None, None,
@@ -543,6 +552,126 @@ def privacy_of(
         theorem_epsilon=theorem_epsilon,
         rho=rho,
         statement=statement,
+        message="; ".join(notes),
+    )
+
+
+#: The largest estimated cost of the exact answer of one ledger that :func:`exact_privacy` computes
+#: under a budget: :meth:`Accountant._pld_cost <accounting.accountant.Accountant._pld_cost>`, the
+#: accountant's own estimate of its PLD route (the route ``"auto"`` answers these ledgers by),
+#: "seconds on the reference machine". On a 2-core machine the shipped figure configs' Skellam and
+#: discrete Gaussian sums took 8-15 s per unit of it (cost 1.4: 11-21 s; 2.6: 25-30 s; 5.1: 59 s,
+#: Dist-RDP-SE(s=10) at n = 4^10, T = 10^7), so 1.5 keeps one ledger's exact answer near 20 s.
+EXACT_BUDGET = 1.5
+
+
+@dataclass(frozen=True)
+class Exact:
+    """The exact guarantee of what a run released: its ledgers answered by the tightest exact route.
+
+    Attributes
+    ----------
+    epsilon : float
+        The largest, over the released batch sizes, of the certified ε of that size's ledger (a
+        user is in one batch: parallel composition). ``inf`` for ``"se"``; 0 if nothing was
+        released.
+    delta : float
+        0 for the pure notion (the pure variants and DP-SE, answered by the pure route), else the
+        δ asked for.
+    route : str
+        The route(s) that answered, in batch-size order and joined by ``+``: ``"pure"``, the route
+        the accountant's ``"auto"`` chose (``"pld"`` or ``"rdp"``), or the published bound on the
+        released mechanism (``"published:skellam-akl"``, ``"published:ddg-kls"``) where no exact
+        route answers or its estimated cost exceeds the budget (``message`` says which). Each is a
+        ``--route`` of ``dp-account ledger`` that reproduces its ledger's ε; ``"none"`` for ``"se"``.
+    batches : tuple of (int, float, str)
+        ``(n, ε, route)`` for each released batch size ``n``.
+    message : str
+        Empty when every ledger was answered by an exact route; otherwise which were not, and why.
+    """
+
+    epsilon: float
+    delta: float
+    route: str
+    batches: tuple[tuple[int, float, str], ...]
+    message: str = ""
+
+
+def exact_privacy(
+    learner: Learner,
+    ledgers: Mapping[int, Accountant],
+    delta: float = 1e-6,
+    budget: float | None = EXACT_BUDGET,
+) -> Exact:
+    """The exact guarantee of a run's ledgers: one per released batch size (parallel composition).
+
+    The pure variants and DP-SE are answered by the pure route (``δ = 0``): their theorems are
+    pure ε-DP and the pure ε of the ledger is exact. The RDP and zCDP variants (Skellam and
+    discrete Gaussian sums) are answered at ``delta`` by the accountant's ``"auto"`` route, the
+    tightest certified bound among its exact routes, whatever the route :func:`privacy_of` was
+    asked for. A ledger the exact routes cannot answer (a Skellam sum too wide for the exact
+    sums), or whose estimated cost (:meth:`Accountant._pld_cost`) exceeds ``budget``, is answered
+    by the published bound on its mechanism (Lemma 3 or 4, which hold at every ε) and ``message``
+    says so. Answers are memoized per process (shared with :func:`privacy_of`).
+
+    Parameters
+    ----------
+    learner : Learner
+    ledgers : mapping of int to Accountant
+        The ledger of one user of each released batch size (:attr:`RunResult.ledgers`).
+    delta : float
+        δ in ``(0, 1)`` of the ``(ε, δ)`` report of the RDP and zCDP variants.
+    budget : float or None
+        The largest estimated cost answered exactly (:data:`EXACT_BUDGET`; ``None``: no limit).
+    """
+    d, sizes = _check_ledgers(learner, ledgers, delta)
+    if budget is not None:
+        budget = _real("budget", budget, 0.0, open_low=False)
+    if learner.name == "se":
+        return Exact(math.inf, 0.0, "none", (), "a non-private run: nothing is guaranteed")
+    variant = learner.variant
+    pure = variant is None or variant.notion == "pure"
+    published = _PUBLISHED.get(variant) if variant is not None else None
+    per: list[tuple[int, float, str]] = []
+    refused: list[int] = []
+    costly: list[int] = []
+    for n in sizes:
+        ledger = ledgers[n]
+        key = (ledger.ledger, ledger.neighbouring, ledger.dps, d)
+        if pure:
+            answered = _answer(*key, "pure")
+        elif budget is not None and ledger._pld_cost() > budget:
+            costly.append(n)
+            answered = _answer(*key, published) if published is not None else None
+        else:
+            answered = _answer(*key, "auto")
+            if answered is None and published is not None:
+                refused.append(n)
+                answered = _answer(*key, published)
+        per.append((n, *answered) if answered is not None else (n, math.inf, "none"))
+    notes: list[str] = []
+    if refused:
+        notes.append(
+            f"no exact route of the accountant can answer the ledgers of batches of n = "
+            f"{', '.join(map(str, refused))} (their lattice is too wide for its exact sums); they are "
+            f"answered by {published!r}, the published bound on the released mechanism"
+        )
+    if costly:
+        notes.append(
+            f"the exact answer of the ledgers of batches of n = {', '.join(map(str, costly))} is estimated "
+            f"to cost more than {budget:g} (Accountant._pld_cost; EXACT_BUDGET, about 20 s); they are "
+            f"answered by {published!r}, the published bound on the released mechanism "
+            "(`dp-account ledger FILE --route auto` answers them exactly, in minutes)"
+        )
+    unanswered = [n for n, e, _ in per if math.isinf(e)]
+    if unanswered:
+        notes.append(f"no certified guarantee for the batches of n = {', '.join(map(str, unanswered))}")
+    routes = dict.fromkeys(route for _, _, route in per)
+    return Exact(
+        epsilon=max((e for _, e, _ in per), default=0.0),
+        delta=0.0 if pure else d,
+        route="+".join(routes) if routes else ("pure" if pure else "auto"),
+        batches=tuple(per),
         message="; ".join(notes),
     )
 

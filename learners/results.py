@@ -1,6 +1,24 @@
 """The results folder of a regret experiment: its files, the unit checkpoints, the outputs.
 
-See :mod:`learners.experiment` for the layout.
+See :mod:`learners.experiment` for the layout. Beside the regret, the folder holds what the run
+spent in privacy:
+
+``ledgers/``       the run's ledgers, one file per (panel, algorithm, ε, released batch size):
+                   ``ledgers/<panel>__<algorithm>__<ε>__n<batch size>.json`` (indices, as the units;
+                   the ledger of one user of such a batch, parallel composition), written by
+                   :meth:`Accountant.to_json <accounting.accountant.Accountant.to_json>` with its
+                   sha256; ``dp-account ledger FILE --delta D [--route R]`` re-accounts one;
+``summary.json``   each result's ``privacy`` holds, beside the guarantee answered by the config's
+                   ``privacy_route`` (``epsilon``, ``delta``, ``batches``: unchanged, the published
+                   bound in the shipped configs), ``claimed``, the guarantee of the variant's theorem
+                   (``{"epsilon", "delta", "statement", "holds"}``, ``epsilon`` null where its hypotheses
+                   fail), and ``exact``, the guarantee of the saved ledgers by the tightest exact route
+                   (``{"epsilon", "delta", "route", "ledgers", "batches", "message"}``;
+                   :func:`learners.mab.exact_privacy`), independent of ``privacy_route``;
+``summary.md``     the same side by side with the final regret, a markdown table
+                   (:func:`summary_table`).
+
+Every ε written is a certified upper bound (the table rounds up).
 """
 
 from __future__ import annotations
@@ -12,6 +30,7 @@ import math
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
+from decimal import ROUND_CEILING, Decimal
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -36,6 +55,8 @@ CONFIG_FILE = "config.toml"
 VERSIONS_FILE = "versions.json"
 FINGERPRINT_FILE = "fingerprint.txt"
 UNITS_DIR = "units"
+LEDGERS_DIR = "ledgers"
+SUMMARY_TABLE_FILE = "summary.md"
 CSV_COLUMNS = (
     "panel",
     "algorithm",
@@ -185,14 +206,11 @@ def _json_ready(value: Any) -> Any:
     return value
 
 
-def _merge_privacy(
-    learner: mab.Learner, metas: Sequence[Mapping[str, Any]], delta: float, route: str
-) -> dict[str, Any]:
-    """The privacy of a (panel, algorithm, ε) over its chunks: its ledgers, answered once.
+def _merge_ledgers(metas: Sequence[Mapping[str, Any]]) -> tuple[dict[int, Accountant], dict[int, int]]:
+    """The ledgers of a (panel, algorithm, ε) over its chunks, and the releases of each batch size.
 
     Every chunk wrote the ledger of each batch size it released; chunks that released the same
-    size wrote the same events (the parameters depend on the size only). The merged ledgers are
-    answered by :func:`learners.mab.privacy_of`, which memoizes them.
+    size wrote the same events (the parameters depend on the size only).
     """
     ledgers: dict[int, Accountant] = {}
     releases: dict[int, int] = {}
@@ -202,9 +220,59 @@ def _merge_privacy(
             if ledgers.setdefault(n, ledger) != ledger:
                 raise LearnerError(f"two chunks wrote different ledgers for batches of {n} users")
             releases[n] = releases.get(n, 0) + int(m["releases"][key])
-    privacy = asdict(mab.privacy_of(learner, ledgers, delta, route))
+    return dict(sorted(ledgers.items())), releases
+
+
+def _merge_privacy(
+    learner: mab.Learner,
+    ledgers: Mapping[int, Accountant],
+    releases: Mapping[int, int],
+    delta: float,
+    route: str,
+    files: Sequence[str],
+) -> dict[str, Any]:
+    """The privacy of a (panel, algorithm, ε): its merged ledgers (saved as ``files``), answered.
+
+    ``epsilon``, ``delta``, ``batches``, ... are :func:`learners.mab.privacy_of` by the config's
+    ``route``; ``claimed`` is the variant's theorem; ``exact`` is
+    :func:`learners.mab.exact_privacy`, under :data:`learners.mab.EXACT_BUDGET` unless the config
+    asked for ``"auto"`` (exact answers at any cost, which :func:`privacy_of` computes anyway).
+    Both memoize their answers.
+    """
+    answered = mab.privacy_of(learner, ledgers, delta, route)
+    exact = mab.exact_privacy(learner, ledgers, delta, None if route == "auto" else mab.EXACT_BUDGET)
+    privacy = asdict(answered)
     privacy["releases"] = [[n, releases[n]] for n in sorted(releases)]
+    claimed = answered.theorem_epsilon
+    if answered.notion == "pure" and answered.theorem_holds:
+        claimed = learner.epsilon  # (ε, 0)-DP, the nominal ε, whatever was released
+    privacy["claimed"] = {
+        "epsilon": claimed,
+        "delta": answered.delta,
+        "statement": answered.statement,
+        "holds": answered.theorem_holds,
+    }
+    privacy["exact"] = {
+        "epsilon": exact.epsilon,
+        "delta": exact.delta,
+        "route": exact.route,
+        "ledgers": list(files),
+        "batches": [list(b) for b in exact.batches],
+        "message": exact.message,
+    }
     return privacy
+
+
+def _save_ledgers(out: Path, stem: str, ledgers: Mapping[int, Accountant]) -> list[str]:
+    """Write each ledger to ``ledgers/<stem>__n<size>.json``; their paths relative to ``out``."""
+    folder = out / LEDGERS_DIR
+    folder.mkdir(exist_ok=True)
+    names = []
+    for n, ledger in ledgers.items():
+        name = f"{LEDGERS_DIR}/{stem}__n{n}.json"
+        _write_atomic(out / name, ledger.to_json() + "\n")
+        names.append(name)
+    return names
 
 
 def _write_outputs(config: Config, out: Path, units: Sequence[Unit]) -> None:
@@ -215,6 +283,7 @@ def _write_outputs(config: Config, out: Path, units: Sequence[Unit]) -> None:
         )
 
     results: list[dict[str, Any]] = []
+    saved: set[str] = set()
     tmp = out / f".{CSV_FILE}.{os.getpid()}.tmp"
     with tmp.open("w", encoding="utf-8", newline="") as f:
         f.write(",".join(CSV_COLUMNS) + "\n")
@@ -240,6 +309,9 @@ def _write_outputs(config: Config, out: Path, units: Sequence[Unit]) -> None:
             realized = np.concatenate([d.realized for _, d in parts])
             final_round = int(rounds[-1])
             metas = [d.meta for _, d in parts]
+            ledgers, releases = _merge_ledgers(metas)
+            files = _save_ledgers(out, f"{p}__{a}__{e}", ledgers)
+            saved.update(files)
             results.append(
                 {
                     "panel": panel.name,
@@ -258,7 +330,7 @@ def _write_outputs(config: Config, out: Path, units: Sequence[Unit]) -> None:
                         "cumulative": _statistics(realized[:, -1]),
                     },
                     "privacy": _merge_privacy(
-                        algorithm.learner(eps), metas, config.delta, config.privacy_route
+                        algorithm.learner(eps), ledgers, releases, config.delta, config.privacy_route, files
                     ),
                     "bits_per_user_per_batch": max(int(m["bits"]) for m in metas),
                     "batch_sizes": sorted({int(n) for m in metas for n in m["batch_sizes"]}),
@@ -290,6 +362,100 @@ def _write_outputs(config: Config, out: Path, units: Sequence[Unit]) -> None:
         "results": results,
     }
     _write_atomic(out / SUMMARY_FILE, json.dumps(_json_ready(summary), indent=2, allow_nan=False) + "\n")
+    _write_atomic(out / SUMMARY_TABLE_FILE, _markdown(summary))
+    for stale in (out / LEDGERS_DIR).glob("*__n*.json"):  # a ledger no result of this run names
+        if f"{LEDGERS_DIR}/{stale.name}" not in saved:
+            stale.unlink()
+
+
+def summary_table(results_dir: str | os.PathLike[str]) -> str:
+    """The summary table of a results folder (its ``summary.md``), from its ``summary.json``.
+
+    A markdown table, one row per panel, ε and algorithm: the nominal ε, the guarantee the
+    variant's theorem claims, the exact guarantee of the run's saved ledgers with the route that
+    answered it, and the final time-average pseudo-regret ``Reg(T)/T`` with its 95% interval's
+    half-width. Every ε is a certified upper bound, rounded up to 4 significant digits.
+    """
+    path = Path(results_dir) / SUMMARY_FILE
+    try:
+        summary = _strict_json(path.read_text(encoding="utf-8"))
+        return _markdown(summary)
+    except OSError as exc:
+        valid = f"a readable {SUMMARY_FILE} ({exc.strerror or exc})"
+        raise ParameterError("results_dir", str(path), valid) from None
+    except (ValueError, TypeError, KeyError, AttributeError, RecursionError) as exc:
+        detail = f"{type(exc).__name__}: {' '.join(str(exc).split())[:160]}"
+        raise ParameterError(
+            "results_dir", str(path), f"a {SUMMARY_FILE} written by dp-regret ({detail})"
+        ) from None
+
+
+def _up(x: Any, digits: int = 4) -> str:
+    """``x`` rounded *up* to ``digits`` significant digits (a certified bound stays one)."""
+    value = float(x)  # "inf" in standard JSON
+    if not math.isfinite(value):
+        return "∞"
+    if value == 0:
+        return "0"
+    d = Decimal(value)
+    quantum = Decimal(1).scaleb(d.adjusted() - digits + 1)
+    text = f"{d.quantize(quantum, rounding=ROUND_CEILING).normalize():f}"
+    return text if len(text) <= digits + 6 else f"{float(text):.{digits - 1}e}"
+
+
+def _guarantee(epsilon: Any, delta: Any) -> str:
+    return f"({_up(epsilon)}, {float(delta)!r})" if float(delta) else f"({_up(epsilon)}, 0)"
+
+
+def _markdown(summary: Mapping[str, Any]) -> str:
+    """The markdown table of :func:`summary_table` for a summary (as :func:`_write_outputs` builds it)."""
+    panels = [p["name"] for p in summary["panels"]]
+    labels = list(dict.fromkeys(r["label"] for r in summary["results"]))
+    rows = sorted(
+        summary["results"],
+        key=lambda r: (panels.index(r["panel"]), r["epsilon"] or 0.0, labels.index(r["label"])),
+    )
+    lines = [
+        f"# {summary['name']}: privacy spent and final regret",
+        "",
+        "Claimed: the guarantee of the variant's theorem (— where its hypotheses do not hold). Exact: the "
+        f"certified guarantee of the run's saved ledgers ({LEDGERS_DIR}/), worst over the released batch "
+        "sizes, and the accountant route that answered it. Every ε is a certified upper bound, rounded up. "
+        "Regret: the final time-average pseudo-regret Reg(T)/T, mean ± 95% CI half-width.",
+        "",
+        "| panel | algorithm | nominal ε | claimed (ε, δ) | exact (ε, δ) | route | Reg(T)/T |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    notes: list[str] = []
+    for r in rows:
+        privacy = r["privacy"]
+        claimed, exact = privacy.get("claimed"), privacy.get("exact")
+        if r["epsilon"] is None:
+            nominal, claim, spent, route = "—", "none", "none (non-private)", "—"
+        else:
+            nominal = f"{r['epsilon']:g}"
+            claim = (
+                _guarantee(claimed["epsilon"], claimed["delta"])
+                if claimed is not None and claimed["epsilon"] is not None
+                else "— (hypotheses fail)"
+            )
+            spent = _guarantee(exact["epsilon"], exact["delta"]) if exact is not None else "?"
+            route = exact["route"] if exact is not None else "?"
+            if exact is not None and exact.get("message"):
+                notes.append(f"- {r['panel']}, {r['label']}, ε = {nominal}: {exact['message']}")
+        stats = r["pseudo_regret"]["time_average"]
+        half = stats["half_width"]
+        regret = f"{stats['mean']:.4f}" + (f" ± {half:.4f}" if half is not None else "")
+        lines.append(
+            f"| {r['panel']} | {_cell(r['label'])} | {nominal} | {claim} | {spent} | {route} | {regret} |"
+        )
+    if notes:
+        lines += ["", "Notes:", "", *notes]
+    return "\n".join(lines) + "\n"
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
 
 
 def _csv_text(text: str) -> str:

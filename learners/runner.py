@@ -440,11 +440,17 @@ def _unlock(handle: Any) -> None:
 
 
 def _our_files(out: Path) -> list[Path]:
-    files = [out / n for n in (CSV_FILE, SUMMARY_FILE, CONFIG_FILE, VERSIONS_FILE, FINGERPRINT_FILE)]
+    from learners.results import LEDGERS_DIR, SUMMARY_TABLE_FILE
+
+    names = (CSV_FILE, SUMMARY_FILE, SUMMARY_TABLE_FILE, CONFIG_FILE, VERSIONS_FILE, FINGERPRINT_FILE)
+    files = [out / n for n in names]
     files += sorted(out.glob("regret*.png"))
     units = out / UNITS_DIR
     if units.is_dir():
         files += sorted(units.glob("*.npz")) + sorted(units.glob(".*.tmp"))
+    ledgers = out / LEDGERS_DIR
+    if ledgers.is_dir():
+        files += sorted(ledgers.glob("*__n*.json")) + sorted(ledgers.glob(".*.tmp"))
     return [f for f in files if f.is_file()]
 
 
