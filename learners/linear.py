@@ -15,6 +15,8 @@ name                       what it is
 ``fedlinucb-lazy``         the same, deciding from the synced statistics only
 ``ldp-fedlinucb``          Algorithm 1 + protocol P (Algorithm 2, silo-level LDP, Thm 5.1)
 ``ldp-fedlinucb-lazy``     Algorithm 8 (§11.1) + protocol P: decisions from synced data only
+``sdp-fedlinucb-amp``      Algorithm 1 + P with a shuffler, σ0 of Theorem 5.3 (Lemma F.2)
+``sdp-fedlinucb-amp-lazy`` the same with Algorithm 8's decisions
 ``dubey-pentland``         Dubey & Pentland 2020 as the paper's Algorithm 3 (§7.1): adaptive
                            sync rule on non-private local data — **not private** (§7.2)
 =========================  =================================================================
@@ -39,6 +41,21 @@ variants does not change the sum, so it is not simulated.
   for reproducing the figures only: it does **not** meet its claim in general (§10.3; at
   ``(5, 0.1)`` its ``δ(5) ≈ 0.18`` at ``L = 1``). The run still reports the exact ε of what it
   released, and :attr:`Privacy.meets_claim` says whether the claim holds.
+
+**SDP via amplification** (Theorem 5.3, spec §5.2, §10.4). The shuffler permutes the ``M``
+silos' messages, which leaves the server's sum unchanged, so only ``σ0`` differs:
+``sigma_mode="exact"`` is :func:`accounting.shuffle.theorem53_sigma0` (explicit constants, Lemma
+F.2 inverted, advanced composition over ``κ`` releases per stream, sensitivity the larger of the
+two streams'), and a setting where Lemma F.2's hypotheses fail for every ``ε0`` (it needs
+``M > 16 ln(2/δ_lemma)``: the paper's ``M = 100`` at ``δ = 10⁻⁴`` or ``0.1``) is refused as
+infeasible (:class:`~learners.errors.ProtocolError`, before anything runs; :func:`noise_of` reports
+it); ``"code"`` is the authors' ``σ0 = √(κ log(1/δ) log(1 + κ/(Tδ)) log(Mκ/δ))/(ε√M)``, for
+reproducing Figure 2(a) uncertified (``"paper"`` has no constants and is refused). The ledger
+holds the Gaussian node releases as for silo-level LDP: each silo's transcript is an adaptive
+composition in which only the changed user's silo's ``κ`` nodes per stream depend on her, so its
+exact ε is also a central (shuffle-model) guarantee; :attr:`Privacy.epsilon` is the smaller of it
+and Theorem 5.3's certified total (where the run's δ covers the theorem's). Inside the theorem's
+range ``σ0 ≳ T·polylog`` (§5.2.4 [O]), so the plain Gaussian ledger is usually the smaller.
 
 **Sensitivities** (``sensitivity``; spec §10.2). ``"replace-one"`` (default, the paper's relation):
 ``2c`` on the bias stream and ``√2`` on the covariance, with rewards clipped to ``[-c, c]``
@@ -113,8 +130,9 @@ from accounting.accountant import Accountant, Event
 from accounting.mechanisms import AdditiveNoise
 from accounting.neighbouring import Neighbouring
 from accounting.noise import Gaussian
+from accounting.shuffle import Theorem53Calibration, theorem53_sigma0
 from accounting.tree import PAPER, REPLACE_ONE, Sensitivities, Tree, calibrate_sigma, code_sigma, paper_sigma
-from learners.errors import ParameterError, ParameterTypeError
+from learners.errors import ParameterError, ParameterTypeError, ProtocolError
 from learners.linear_instances import CHUNK, NoiseTape, SyntheticInstance, keyed_stream
 
 __all__ = [
@@ -151,7 +169,7 @@ class Algorithm:
     lazy: bool
     #: ``"fixed"`` (every ``B`` rounds) or ``"adaptive"`` (Dubey & Pentland's rule).
     schedule: str
-    #: The trust model its privacy is stated in (``"silo-ldp"`` or ``"none"``).
+    #: The trust model its privacy is stated in (``"silo-ldp"``, ``"shuffle"`` or ``"none"``).
     model: str
 
 
@@ -160,6 +178,8 @@ ALGORITHMS: dict[str, Algorithm] = {
     "fedlinucb-lazy": Algorithm("FedLinUCB-Lazy", False, True, "fixed", "none"),
     "ldp-fedlinucb": Algorithm("LDP-FedLinUCB", True, False, "fixed", "silo-ldp"),
     "ldp-fedlinucb-lazy": Algorithm("LDP-FedLinUCB-Lazy", True, True, "fixed", "silo-ldp"),
+    "sdp-fedlinucb-amp": Algorithm("SDP-FedLinUCB-Amp", True, False, "fixed", "shuffle"),
+    "sdp-fedlinucb-amp-lazy": Algorithm("SDP-FedLinUCB-Amp-Lazy", True, True, "fixed", "shuffle"),
     "dubey-pentland": Algorithm("Dubey-Pentland (not private)", True, False, "adaptive", "none"),
 }
 
@@ -255,6 +275,12 @@ class Learner:
         elif self.batch is not None:
             raise ParameterError("batch", self.batch, f"None ('{self.name}' syncs adaptively)")
         _choice("sigma_mode", self.sigma_mode, SIGMA_MODES)
+        if algorithm.model == "shuffle" and self.sigma_mode == "paper":
+            raise ParameterError(
+                "sigma_mode",
+                self.sigma_mode,
+                "'exact' or 'code' (Theorem 5.3 states σ0 only up to constants)",
+            )
         _choice("sensitivity", self.sensitivity, SENSITIVITIES)
         if self.sensitivity == "batch" and algorithm.schedule != "fixed":
             raise ParameterError(
@@ -343,6 +369,13 @@ class Noise:
         ``κ = ⌊log2 K⌋ + 1``.
     sensitivities : Sensitivities or None
         What one user can change in each stream (``None`` without privacy).
+    feasible : bool
+        False when the mode certifies nothing for this setting (Theorem 5.3 outside Lemma F.2's
+        hypotheses); then ``sigma0`` is ``inf`` and :func:`run` refuses.
+    conditions : str
+        What was checked (Theorem 5.3), or empty.
+    amplified : tuple of (float, float) or None
+        Theorem 5.3's certified total ``(ε, δ)`` at this σ0 (exact shuffle mode only).
     """
 
     sigma0: float
@@ -350,11 +383,14 @@ class Noise:
     syncs: int
     kappa: int
     sensitivities: Sensitivities | None
+    feasible: bool = True
+    conditions: str = ""
+    amplified: tuple[float, float] | None = None
 
     @property
     def tree(self) -> Tree | None:
         """The tree release this noise makes (``None`` without privacy)."""
-        if self.sigma0 <= 0 or self.sensitivities is None:
+        if not 0 < self.sigma0 < math.inf or self.sensitivities is None:
             return None
         return Tree(self.sigma0, self.syncs, 1, self.sensitivities)
 
@@ -364,8 +400,26 @@ def _calibrated(epsilon: float, delta: float, horizon: int, batch: int, sens: Se
     return calibrate_sigma(epsilon, delta, horizon, batch, sens).value
 
 
-def noise_of(learner: Learner, horizon: int) -> Noise:
-    """``σ0`` and the tree of ``learner`` over ``horizon`` rounds (calibrations are memoized)."""
+@cache
+def _theorem53(
+    epsilon: float, delta: float, agents: int, horizon: int, batch: int, sensitivity: float
+) -> Theorem53Calibration:
+    return theorem53_sigma0(epsilon, delta, agents, horizon, batch, sensitivity)
+
+
+def _code_sdp_sigma(epsilon: float, delta: float, kappa: int, agents: int, horizon: int) -> float:
+    """The authors' code for Theorem 5.3: ``√(κ log(1/δ) log(1 + κ/(Tδ)) log(Mκ/δ))/(ε√M)`` (§5.2.4 [C])."""
+    with mp.workdps(40):
+        e, d = mp.mpf(epsilon), mp.mpf(delta)
+        inner = kappa * mp.log(1 / d) * mp.log1p(kappa / (horizon * d)) * mp.log(agents * kappa / d)
+        return float_up(mp.sqrt(inner) / (e * mp.sqrt(agents)))
+
+
+def noise_of(learner: Learner, horizon: int, agents: int | None = None) -> Noise:
+    """``σ0`` and the tree of ``learner`` over ``horizon`` rounds (calibrations are memoized).
+
+    ``agents`` (``M``) is required by the shuffle variants, whose σ0 depends on it.
+    """
     if not isinstance(learner, Learner):
         raise ParameterTypeError("learner", learner, "a learners.linear.Learner (see make_learner)")
     T = v.integer("horizon", horizon, minimum=1)
@@ -379,6 +433,19 @@ def noise_of(learner: Learner, horizon: int) -> Noise:
     assert learner.epsilon is not None
     assert learner.delta is not None
     sens = _sensitivities(learner, batch)
+    if learner.algorithm.model == "shuffle":
+        if agents is None:
+            raise ParameterError(
+                "agents", agents, f"the number of silos M >= 1 (required by '{learner.name}')"
+            )
+        m = v.integer("agents", agents, minimum=1)
+        if learner.sigma_mode == "code":
+            sigma = _code_sdp_sigma(learner.epsilon, learner.delta, kappa, m, T)
+            return Noise(sigma, "code", syncs, kappa, sens)
+        cal = _theorem53(learner.epsilon, learner.delta, m, T, batch, max(sens.bias, sens.covariance))
+        if not cal.valid:
+            return Noise(math.inf, "exact", syncs, kappa, sens, False, cal.conditions)
+        return Noise(cal.sigma0, "exact", syncs, kappa, sens, True, cal.conditions, (cal.epsilon, cal.delta))
     if learner.sigma_mode == "exact":
         sigma = _calibrated(learner.epsilon, learner.delta, T, batch, sens)
     elif learner.sigma_mode == "paper":
@@ -450,7 +517,7 @@ class Privacy:
     Attributes
     ----------
     model : str
-        ``"silo-ldp"`` (Definition 2.1) or ``"none"``.
+        ``"silo-ldp"`` (Definition 2.1), ``"shuffle"`` (Definition 2.3) or ``"none"``.
     claimed_epsilon, claimed_delta : float or None
         The learner's target ``(ε, δ)`` (``None`` without privacy).
     epsilon : float
@@ -539,8 +606,19 @@ def privacy_of(learner: Learner, noise: Noise, ledgers: Mapping[int, Accountant]
                 "(use 'ldp-fedlinucb-lazy' or sensitivity='batch')"
             )
     epsilon = content if certified else math.inf
+    if certified and noise.amplified is not None and d >= noise.amplified[1]:
+        epsilon = min(epsilon, noise.amplified[0])
+        argument += (
+            f"; and Theorem 5.3 (shuffling, Lemma F.2): ({noise.amplified[0]:g}, {noise.amplified[1]:g}) "
+            "certified with explicit constants; epsilon is the smaller"
+        )
     meets = certified and epsilon <= learner.epsilon
-    if learner.sigma_mode == "code":
+    if learner.sigma_mode == "code" and learner.algorithm.model == "shuffle":
+        notes.append(
+            "sigma_mode='code': the authors' Theorem 5.3 sigma0, with no constants; the amplified guarantee "
+            "is not certified, epsilon is the unamplified Gaussian ledger's"
+        )
+    elif learner.sigma_mode == "code":
         notes.append(
             "sigma_mode='code': the authors' code's sigma0, which does not meet its claim in general (§10.3)"
         )
@@ -946,7 +1024,13 @@ def run(
     inst0 = insts[0]
     d, K, M = inst0.dim, inst0.arms, inst0.agents
     shared = all(inst == inst0 for inst in insts)
-    noise = noise_of(learner, T)
+    noise = noise_of(learner, T, M)
+    if not noise.feasible:
+        raise ProtocolError(
+            f"'{learner.name}' at (ε, δ) = ({learner.epsilon:g}, {learner.delta:g}), M = {M}, T = {T}: "
+            f"Theorem 5.3 is infeasible ({noise.conditions}; spec §10.4); sigma_mode='code' runs the "
+            "authors' uncertified σ0"
+        )
     lam = regularizer_of(learner, noise, M, d)
     scale = learner.noise_scale if learner.noise_scale is not None else inst0.noise_sd
     beta = _radius(learner, noise, lam, M, d, scale)
