@@ -567,6 +567,12 @@ def privacy_of(learner: Learner, noise: Noise, ledgers: Mapping[int, Accountant]
     """The privacy of a run from its ledgers (one per number of nodes a batch entered)."""
     if not isinstance(learner, Learner):
         raise ParameterTypeError("learner", learner, "a learners.linear.Learner")
+    if not isinstance(noise, Noise):
+        raise ParameterTypeError("noise", noise, "a learners.linear.Noise (see noise_of)")
+    if not isinstance(ledgers, Mapping) or not all(
+        isinstance(n, int) and isinstance(acc, Accountant) for n, acc in ledgers.items()
+    ):
+        raise ParameterTypeError("ledgers", ledgers, "a mapping of int (nodes) to accounting Accountant")
     d = v.open_unit("delta", delta)
     if not learner.private:
         return Privacy(
