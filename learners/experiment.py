@@ -11,7 +11,8 @@ results folder,
 ``regret.csv``     tidy regret curves: one row per panel, algorithm, ε, repetition and checkpoint;
 ``summary.json``   final time-average and cumulative regret with 95% confidence intervals, the
                    privacy guarantee and the communication of every panel/algorithm/ε;
-``regret-*.png``   time-average regret ``Reg(t)/t`` against the round (:func:`plot_results`);
+``regret-*.png``   time-average regret ``Reg(t)/t`` against the round, each figure also as ``.pdf``
+                   and ``.svg`` (:func:`plot_results`);
 ``units/``         one ``.npz`` per finished unit of work (below).
 
 **Common random numbers and seeds.** Repetition ``r`` of panel ``p`` draws its instance (the arm
@@ -26,9 +27,10 @@ interrupted and resumed. (``chunk`` is part of the config: each chunk has its ow
 A non-private algorithm (``"se"``) runs once per panel; its rows have an empty ε and it is drawn
 in every ε's subplot.
 
-**Plots and intervals.** Bands and summary intervals are 95% Student-t intervals,
-``mean ± t_{0.975, R-1} sd / sqrt(R)``; the paper's figures show ±1 standard error (spec §7.1),
-about half as wide at ``R = 20``.
+**Plots and intervals.** Summary intervals are 95% Student-t intervals,
+``mean ± t_{0.975, R-1} sd / sqrt(R)``; the plots' bands are these by default, or ±1 standard
+error as in the paper's figures (spec §7.1; about half as wide at ``R = 20``) with the config's
+``bands = "se"`` or ``dp-regret plot --bands se`` (:mod:`learners.plotting`).
 
 **Units and resuming.** A unit is one (panel, algorithm, ε, chunk of ``chunk`` repetitions). Each
 finished unit is saved at once, atomically, as ``units/<panel>__<algorithm>__<ε>__<chunk>.npz``
@@ -44,7 +46,8 @@ processes (:class:`concurrent.futures.ProcessPoolExecutor`) or on a Dask cluster
 an address or a :class:`distributed.Client`; the optional ``dask`` extra). Results come back to this
 process, which alone writes the folder.
 
-**Config format**: see :mod:`learners.config` (and ``docs/config-reference.md``).
+**Config format**: see :mod:`learners.config`, and the README's section "Experiment config
+reference" (every key with its type, default, valid range and meaning).
 
 **Modules.** :mod:`learners.config` (the TOML format and its validation), :mod:`learners.runner`
 (units of work and their execution), :mod:`learners.results` (the folder's files and the summary),

@@ -372,3 +372,70 @@ def test_the_windows_lock_path_with_a_stand_in_msvcrt(
     assert not (out_dir / ".dp-regret.lock").exists()
     with _FolderLock(out_dir):  # released: taken again
         assert held
+
+
+# ---------------------------------------------------------------------------------------
+# The README's steps and its config reference (issue 15 §4)
+# ---------------------------------------------------------------------------------------
+
+README = Path(__file__).resolve().parents[2] / "README.md"
+
+
+def _readme_section(title: str) -> str:
+    text = README.read_text(encoding="utf-8")
+    start = text.index(f"## {title}\n")
+    end = text.find("\n## ", start + 1)
+    return text[start : end if end != -1 else len(text)]
+
+
+def test_the_config_reference_names_every_key_the_validator_accepts() -> None:
+    """Generated-checked: a key added to learners/config.py (or a learner's keyword added to
+    make_learner) without a line in the README's reference fails here."""
+    import learners.config as config_module
+    from learners.mab import ALGORITHMS, Learner
+
+    section = _readme_section("Experiment config reference")
+    keys = set(config_module._TOP_KEYS) | set(config_module._PANEL_KEYS)
+    keys |= set(config_module._ALGORITHM_KEYS) | set(config_module._QUICK_KEYS)
+    for kind, instance_keys in config_module._INSTANCE_KEYS.items():
+        keys |= set(instance_keys)
+        assert f"`{kind}`" in section, kind
+    keys |= set(Learner.__dataclass_fields__) - {"name", "epsilon"}  # the params of make_learner
+    missing = sorted(key for key in keys if f"`{key}`" not in section)
+    assert not missing, f"keys missing from the README's config reference: {missing}"
+    for name in ALGORITHMS:
+        assert f"`{name}`" in section, name
+    for bands in config_module.BANDS:
+        assert f"`{bands}`" in section, bands
+
+
+def test_the_readme_steps_of_dp_regret_work_as_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`dp-regret show figure2 > my-experiment.toml`, then `dp-regret run my-experiment.toml --out
+    results/mine` (here with --quick and a smaller [quick], for time) and `dp-regret plot`."""
+    section = _readme_section("`dp-regret` (also `python -m learners`)")
+    assert "dp-regret show figure2 > my-experiment.toml" in section
+    assert "dp-regret run my-experiment.toml --out results/mine" in section
+    monkeypatch.chdir(tmp_path)
+    assert main(["show", "figure2"]) == 0
+    text = capsys.readouterr().out
+    assert text == (Path(__file__).resolve().parents[2] / "learners/configs/figure2.toml").read_text()
+    # a user's edit, for time: a smaller [quick], one ε, the two pure-DP algorithms (whose exact
+    # guarantee is instant)
+    text = text.replace("horizon = 100_000", "horizon = 5_000").replace("repetitions = 4", "repetitions = 2")
+    text = text.replace("epsilons = [0.1, 0.5, 1.0]", "epsilons = [1.0]")
+    head, rdp = text.split('[[algorithms]]\nname = "dist-rdp-se"', 1)
+    Path("my-experiment.toml").write_text(head + "[quick]" + rdp.split("[quick]")[1])
+    args = ["run", "my-experiment.toml", "--out", "results/mine", "--quick", "--no-progress"]
+    assert main(args) == 0
+    assert Path("results/mine/regret-figure2.pdf").is_file()
+    capsys.readouterr()
+    assert main(["plot", "results/mine", "--bands", "se"]) == 0
+    assert "results/mine/regret-figure2.svg" in capsys.readouterr().out
+
+
+def test_a_missing_config_says_how_to_start_one(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    missing = tmp_path / "my-experiment.toml"
+    err = _fails_in_one_line(["run", str(missing), "--out", str(tmp_path / "r")], capsys, "config=")
+    assert f"dp-regret show figure2 > {missing}" in err
