@@ -310,7 +310,10 @@ def _save(fig: Any, path: Path) -> list[Path]:
         for fmt in FORMATS:
             target = path.with_suffix(f".{fmt}")
             tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
-            fig.savefig(tmp, format=fmt, dpi=150, metadata=metadata[fmt])
+            # "tight": nothing outside the axes (a legend below them) is cut off at the edge
+            fig.savefig(
+                tmp, format=fmt, dpi=150, metadata=metadata[fmt], bbox_inches="tight", pad_inches=0.08
+            )
             os.replace(tmp, target)
             written.append(target)
     return written
