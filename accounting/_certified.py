@@ -217,3 +217,37 @@ def to_mpf(value: object) -> Mpf:
     if isinstance(value, Fraction):
         return mp.mpf(value.numerator) / value.denominator
     return mp.mpf(value)
+
+
+def log1p(t: Interval) -> Interval:
+    """``ln(1 + t)`` for an interval ``t >= -1``, without the cancellation of ``iv.log(1 + t)``.
+
+    ``iv.log(1 + t)`` at a tiny ``t`` (a subsampling rate of 1e-300) rounds ``1 + t`` to an
+    interval ``[1, 1 + ulp]`` and loses every digit of ``t``: its enclosure ``[0, 2^-prec]`` can
+    decide no sign. ``ln(1 + t)`` is increasing, so its ends are those of the two ends of ``t``,
+    each enclosed by :func:`_log1p_point`.
+    """
+    a, b = lower(t), upper(t)
+    if not a > -1:
+        return iv.log(1 + t)  # reaches ln 0 = -inf (a weight of 1): no cancellation to avoid
+    return iv.mpf([lower(_log1p_point(a)), upper(_log1p_point(b))])
+
+
+def _log1p_point(c: Mpf) -> Interval:
+    """``ln(1 + c)`` enclosed: ``iv.log`` when ``|c| >= 2^-10``; else the alternating series
+    ``Σ_{k<=n} (-1)^{k+1} c^k/k`` with the remainder ``|c|^{n+1}/((n+1)(1-|c|))`` as an interval,
+    ``n`` such that the remainder is below ``2^-(prec+10)`` relative to ``|c|``."""
+    if c == 0:
+        return iv.mpf(0)
+    x = iv.mpf(c)
+    if abs(c) >= mp.mpf(2) ** -10:
+        return iv.log(1 + x)
+    n = max(1, math.ceil((iv.prec + 10) / -float(mp.log(abs(c), 2))))
+    total = iv.mpf(0)
+    power = iv.mpf(1)
+    for k in range(1, n + 1):
+        power = power * x
+        total = total + power / k if k % 2 else total - power / k
+    size = abs(x)
+    remainder = upper(size ** (n + 1) / ((n + 1) * (1 - size)))
+    return total + iv.mpf([-remainder, remainder])

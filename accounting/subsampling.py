@@ -107,6 +107,7 @@ from accounting._certified import (
     Interval,
     Mpf,
     float_up,
+    log1p,
     lower,
     precision,
     to_interval,
@@ -506,10 +507,10 @@ class MixturePair:
             return iv.mpf(0)
         w = to_interval(weight)
         if log_ratio is None:
-            return iv.log(1 - w)
+            return log1p(-w)
         if weight == 1:
             return log_ratio
-        return iv.log((1 - w) + w * iv.exp(log_ratio))
+        return log1p(w * (iv.exp(log_ratio) - 1))
 
     def loss_limits(self) -> tuple[Interval | None, Interval | None]:
         """``L(-∞)`` and ``L(+∞)`` (``None`` where infinite), continuous noise only.
@@ -558,14 +559,14 @@ class MixturePair:
             w = to_interval(weight)
             s_iv = iv.mpf(shift)
             slope, offset = (s_iv / s2, s_iv * s_iv / (2 * s2)) if gaussian else (s_iv, iv.mpf(0))
-            terms.append((weight == 1, 1 - w, w, slope, offset, s_iv, sign))
+            terms.append((weight == 1, w, slope, offset, s_iv, sign))
         out = []
         for x in xs:
             xi = iv.mpf(x)
             total = iv.mpf(0)
-            for whole, keep, w, slope, offset, s_iv, sign in terms:
+            for whole, w, slope, offset, s_iv, sign in terms:
                 r = xi * slope - offset if gaussian else (abs(xi) - abs(xi - s_iv)) / b
-                part = r if whole else iv.log(keep + w * iv.exp(r))
+                part = r if whole else log1p(w * (iv.exp(r) - 1))
                 total = total + part if sign > 0 else total - part
             out.append(total)
         return out

@@ -564,3 +564,33 @@ def test_one_pld_per_direction() -> None:
             ),
             single,
         )
+
+
+@pytest.mark.parametrize("c", ["1e-300", "-1e-300", "3e-17", "-3e-17", "1e-5", "-0.0009", "0.5", "-0.5", "7"])
+def test_log1p_encloses_the_truth_tightly(c: str) -> None:
+    """The interval ln(1 + t) used by the mixture pairs: contains ln(1 + c) (mpmath at 60 digits)
+    and is narrow relative to it, where iv.log(1 + t) keeps no digit of a tiny t."""
+    from mpmath import iv
+
+    from accounting._certified import log1p, lower, precision, upper
+
+    with mp.workdps(60):
+        truth = mp.log1p(mp.mpf(c))
+    with precision(20):
+        x = iv.mpf(c)
+        got = log1p(x)
+        assert lower(got) <= truth <= upper(got)
+        assert upper(got) - lower(got) <= abs(truth) * mp.mpf(10) ** -15 + (upper(x) - lower(x)) * 2
+
+
+def test_a_tiny_sampling_rate_is_answered_at_once() -> None:
+    """Poisson sampling at rate 1e-300 of the Laplace mechanism: the loss lost every digit of the
+    rate (ln((1 - q) + q e^r) at 20 digits) and the threshold search ran for minutes."""
+    from accounting import Accountant, AdditiveNoise, Laplace
+
+    release = PoissonSampled(AdditiveNoise(Laplace(3.0), 1), 1e-300)
+    # δ(0) = q TV <= 1e-300; at 20 digits the masses of P and Q (about 1/2 each) differ below
+    # the working precision, so the certified ends are ~1e-27: upper bounds, far below any δ
+    assert release.delta(0.0, "add-remove").hi <= 1e-20
+    assert Accountant().compose(release).delta(0.0).hi <= 1e-20
+    assert Accountant().compose(release).epsilon(1e-6).hi == 0
