@@ -63,7 +63,10 @@ composition, spec §1.2, §3.5): the run keeps one ledger per released batch siz
 of releases of that size (:attr:`RunResult.ledgers`). The partial last batch is never released
 and never appears. :attr:`RunResult.privacy` answers those ledgers — the guarantee of what was
 released — and states the closed form of the variant's theorem beside it only where the theorem's
-hypotheses hold (Theorems 4, 5 and 6 assume ``ε < 1``, spec §9.5).
+hypotheses hold (Theorems 4, 5 and 6 assume ``ε < 1``, spec §9.5). :func:`exact_privacy` answers
+them by the tightest exact route whatever route ``privacy`` was asked for (the results folder
+reports both, :mod:`learners.results`): for Dist-RDP-SE at ``ε = 1`` the theorem's closed form
+(Lemma 3 and Lemma 10) is ``(5.23, 10^-6)``-DP, the exact answer of the same ledgers ``4.89``.
 """
 
 from __future__ import annotations
@@ -558,11 +561,13 @@ def privacy_of(
 
 #: The largest estimated cost of the exact answer of one ledger that :func:`exact_privacy` computes
 #: under a budget: :meth:`Accountant._pld_cost <accounting.accountant.Accountant._pld_cost>`, the
-#: accountant's own estimate of its PLD route (the route ``"auto"`` answers these ledgers by),
-#: "seconds on the reference machine". On a 2-core machine the shipped figure configs' Skellam and
-#: discrete Gaussian sums took 8-15 s per unit of it (cost 1.4: 11-21 s; 2.6: 25-30 s; 5.1: 59 s,
-#: Dist-RDP-SE(s=10) at n = 4^10, T = 10^7), so 1.5 keeps one ledger's exact answer near 20 s.
-EXACT_BUDGET = 1.5
+#: accountant's own estimate of its PLD route (the route ``"auto"`` answers these ledgers by), in
+#: "seconds on the reference machine". On a 2-core machine, alone, the full-size ledgers of the
+#: shipped figure configs took 2-3.5 s per unit of it (cost 1.9: 4 s; 3.7: 9 s; 4.0: 14 s, Dist-CDP-SE
+#: at n = 2^19; 5.35: 13.5 s, Dist-RDP-SE(s=10) at n = 4^10, T = 10^7, the costliest one any exact
+#: route answers), and up to three times as long with another process on the second core. 6 answers
+#: every one of them exactly, each in about 20 s at most; beyond, the published bound answers.
+EXACT_BUDGET = 6.0
 
 
 @dataclass(frozen=True)
@@ -659,9 +664,9 @@ def exact_privacy(
     if costly:
         notes.append(
             f"the exact answer of the ledgers of batches of n = {', '.join(map(str, costly))} is estimated "
-            f"to cost more than {budget:g} (Accountant._pld_cost; EXACT_BUDGET, about 20 s); they are "
+            f"to cost more than {budget:g} (Accountant._pld_cost; EXACT_BUDGET: about 20 s); they are "
             f"answered by {published!r}, the published bound on the released mechanism "
-            "(`dp-account ledger FILE --route auto` answers them exactly, in minutes)"
+            "(`dp-account ledger FILE --route auto` tries the exact routes without a limit)"
         )
     unanswered = [n for n, e, _ in per if math.isinf(e)]
     if unanswered:
