@@ -63,6 +63,10 @@ __all__ = [
 
 FAMILIES = ("gaussian", "laplace", "discrete-laplace", "discrete-gaussian", "skellam")
 
+#: The most users :func:`calibrate` splits discrete Gaussian noise among on the exact routes
+#: (10^4 took 7 s; the published KLS bound has no limit).
+MAX_EXACT_DG_USERS = 10**4
+
 Constructor = Callable[[float], "EventLike | Accountant"]
 """``θ -> an event or a whole ledger``: what :func:`calibrate` searches over (more θ, more noise)."""
 
@@ -223,6 +227,15 @@ def calibrate(
         sens = v.positive("sensitivity", sensitivity)
         if lattice:
             sens = v.integer("sensitivity", sensitivity, minimum=1)
+        if family == "discrete-gaussian" and n > MAX_EXACT_DG_USERS and not route.startswith("published"):
+            raise ParameterError(
+                "users",
+                users,
+                f"at most {MAX_EXACT_DG_USERS} discrete Gaussian shares with route={route!r} (the search "
+                "accounts per-user σ far below 1, whose sums need exact tables of thousands of bits per "
+                "entry: 10^5 users did not finish in 100 s); route='published' (KLS 2021 Prop. 13) "
+                "calibrates any number of users",
+            )
         parameter, build = _builder(family, sens, n)
         # A starting point from the Gaussian mechanism (the composition of k is one with σ/√k).
         sigma0 = bounds.gaussian_sigma_analytic(target, d, float(sens)) * math.sqrt(k)
@@ -290,42 +303,71 @@ def _bracket_and_search(excess: Callable[[float], float], first: float, rtol: fl
     ``ln θ`` is ``2.5 |excess(first)|``: from a good guess (the analytic Gaussian's, usually within
     ``10^-6``) the bracket is then that narrow, and regula falsi, given the excess at both ends,
     finishes in a few evaluations instead of bisecting from a factor-2 bracket (each evaluation
-    of a long ledger is a whole PLD composition). A step that does not cross grows fourfold.
+    of a long ledger is a whole PLD composition).
+
+    ``ε`` may also fall much *faster* than that: to exactly 0 once ``δ`` exceeds the total
+    variation distance (a target ``ε = 1e-20`` is met a factor 2 above a guess whose ε is
+    ``1e-6``, an excess of 32). So the step is at most :data:`MAX_STEP` (a factor e^2), and a step
+    that does not cross doubles: an uncapped step of ``e^64`` made the next evaluation one at a
+    noise level ``10^28`` times too large (a discrete Laplace scale of 1.7e33, which did not finish).
+
+    A noise level the route cannot account (a published bound's hypothesis, such as KLS's
+    ``σ >= 1/2``, or a table too fine to build) counts as not meeting the target while no
+    smaller level has been accounted: the search then moves to more noise, which is certified.
     """
-    f0 = excess(first)
+
+    refused: list[Exception] = []
+
+    def checked(theta: float) -> float:
+        try:
+            return excess(theta)
+        except (UnsupportedError, ParameterError) as err:
+            refused.append(err)
+            return math.inf
+
+    f0 = checked(first)
     step = 2.5 * abs(f0) if math.isfinite(f0) and f0 != 0 else math.log(2)
-    step = min(max(step, 1e-9), 64.0)
+    step = min(max(step, 1e-9), MAX_STEP)
     if f0 > 0:
         lo, f_lo = first, f0
         while True:
             hi = lo * math.exp(step)
             if hi > 1e300:
+                if refused and not math.isfinite(f_lo):
+                    raise refused[0]  # no level up to 1e300 could be accounted: say why
                 raise UnsupportedError("no noise level up to 1e300 meets the target")
             try:
                 f_hi = excess(hi)
-            except UnsupportedError as err:
-                raise UnsupportedError(
-                    f"no noise level meets the target: ε is still above it at θ = {lo!r} and "
-                    f"θ = {hi!r} cannot be accounted ({err}); under add-remove a distributed sum has "
-                    "an ε floor that no amount of noise removes (the removed user's share changes "
-                    "the variance)"
-                ) from None
+            except (UnsupportedError, ParameterError) as err:
+                if math.isfinite(f_lo):
+                    raise UnsupportedError(
+                        f"no noise level meets the target: ε is still above it at θ = {lo!r} and "
+                        f"θ = {hi!r} cannot be accounted ({err}); under add-remove a distributed sum "
+                        "has an ε floor that no amount of noise removes (the removed user's share "
+                        "changes the variance)"
+                    ) from None
+                refused.append(err)
+                f_hi = math.inf  # nothing accounted yet: keep moving toward more noise
             if f_hi <= 0:
                 break
             lo, f_lo = hi, f_hi
-            step *= 4
+            step *= 2
     else:
         hi, f_hi = first, f0
         while True:
             lo = hi * math.exp(-step)
             if lo < 1e-300:
                 return hi
-            f_lo = excess(lo)
+            f_lo = checked(lo)
             if f_lo > 0:
                 break
             hi, f_hi = lo, f_lo
-            step *= 4
-    return smallest(excess, lo, hi, rtol=rtol, log=True, f_lo=f_lo, f_hi=f_hi)
+            step *= 2
+    return smallest(checked, lo, hi, rtol=rtol, log=True, f_lo=f_lo, f_hi=f_hi)
+
+
+#: The largest first step of the calibration bracket in ``ln θ`` (a factor ``e^2``); later steps double.
+MAX_STEP = 2.0
 
 
 # ---------------------------------------------------------------------------------------
@@ -547,7 +589,7 @@ def protocol_parameters(
             e = mp.mpf(eps)
             if var is Variant.LOCAL_LAPLACE:
                 width = max(mp.sqrt(2 * n * log_2_over_p), 2 * log_2_over_p)
-                tau = _ceil(LOCAL_C * g / e * width)
+                tau = _ceil(mp.mpf(LOCAL_C) * g / e * width)  # g may exceed the float range
             else:
                 tau = _ceil(g / e * log_2_over_p)
             lap = DiscreteLaplace(scale=Fraction(g) / _rational_below(eps))

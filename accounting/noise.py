@@ -287,6 +287,15 @@ class LatticeNoise(NoiseDistribution):
                 break
             if ok(far):
                 break
+            if step > _MAX_REACH:
+                # The certified tail bound has not fallen by 2^63 from the centre: the noise is
+                # wider than any window an exact sum could take (or its decay rounds to 1 at the
+                # working precision, as e^{-1/b} for a discrete Laplace scale near 1e33), and
+                # doubling on would never end.
+                raise UnsupportedError(
+                    f"the noise's certified tails do not fall within 2^63 of its centre ({_MAX_REACH:.2e} "
+                    "lattice points): it is too wide for an exact sum over a window"
+                )
             near, step = far, step * 2
         while abs(far - near) > 1:
             mid = (near + far) // 2
@@ -295,6 +304,11 @@ class LatticeNoise(NoiseDistribution):
             else:
                 near = mid
         return far
+
+
+#: The farthest :meth:`LatticeNoise.window` searches from the centre (int64 range): a tail that has
+#: not fallen below the mass asked for by then is refused, not searched for ever.
+_MAX_REACH = 2**63
 
 
 #: Tables up to this many points are cached (at most 32 of them, a few MB each).
@@ -1137,15 +1151,37 @@ def _sum_table(sigma: Param, count: int, reach: int, prec: int) -> _SumTable:
 def _build_sum_table(sigma: Param, n: int, reach: int, prec: int) -> _SumTable:
     """The exact convolution of ``n`` lower-bounded discrete Gaussian tables in fixed point.
 
-    Bits: the working precision plus the dynamic range down to the window's edge (a Gaussian
-    estimate of the smallest value there; only the efficiency depends on it). The component's
-    own rounding error is lost mass too: it is computed at that precision, by the recurrence
-    ``e^{-(x+1)^2/(2σ^2)} = e^{-x^2/(2σ^2)} · e^{-(2x+1)/(2σ^2)}`` (two interval products per point
-    instead of an exponential at thousands of bits).
+    Bits: the working precision plus the dynamic range down to the window's edge (an estimate of
+    the smallest value there, :func:`_edge_nats`). A table with a value still 0 within ``±reach``
+    (the estimate fell short: its enclosure would touch zero inside the support) is rebuilt with
+    twice the bits; beyond :data:`MAX_SUM_TABLE_BITS` the sum is refused, naming ``sigma``. The
+    component's own rounding error is lost mass too: it is computed at that precision, by the
+    recurrence ``e^{-(x+1)^2/(2σ^2)} = e^{-x^2/(2σ^2)} · e^{-(2x+1)/(2σ^2)}`` (two interval
+    products per point instead of an exponential at thousands of bits).
     """
     s = float(sigma)
-    edge_log2 = (reach**2 / (2 * n * s * s) + math.log(math.sqrt(2 * math.pi * n) * s + 1)) / math.log(2)
+    edge_log2 = min(_edge_nats(s, n, reach) / math.log(2), 2.0 * MAX_SUM_TABLE_BITS)
     bits = prec + int(edge_log2) + 2 * max(n, 2).bit_length() + 16
+    while True:
+        if bits > MAX_SUM_TABLE_BITS:
+            raise ParameterError(
+                "sigma",
+                sigma,
+                f"a per-summand σ whose sum of {n} has no value below 2^-{MAX_SUM_TABLE_BITS} in its "
+                f"window (this one needs more than {bits // 2} bits per entry: P(X = ±1) = "
+                "e^(-1/(2σ²)) of each summand is too small for an exact table); a larger σ, or "
+                "route='published' (KLS 2021, σ >= 1/2)",
+            )
+        table = _convolved_table(sigma, n, reach, bits)
+        inside = _trim(table.masses, table.offset, reach)[0]
+        if len(inside) == 2 * reach + 1 and min(inside) > 0:
+            return table
+        bits *= 2
+
+
+def _convolved_table(sigma: Param, n: int, reach: int, bits: int) -> _SumTable:
+    """:func:`_build_sum_table` at ``bits`` fractional bits."""
+    s = float(sigma)
     stages = 2 * max(n, 2).bit_length()
 
     def cut(k: int) -> int:
@@ -1186,6 +1222,39 @@ def _build_sum_table(sigma: Param, n: int, reach: int, prec: int) -> _SumTable:
     if missing < 0:  # impossible for lower bounds of a probability vector
         raise AssertionError("lower bounds exceed one")
     return _SumTable(reach, bits, acc_off, acc, missing)
+
+
+#: The most fixed-point bits per entry of a table of :class:`SumOfDiscreteGaussians`: beyond, the
+#: per-summand σ is so small (its ``P(±1) = e^{-1/(2σ²)}``) that the exact convolution would carry
+#: megabits per entry; the sum is refused, naming ``sigma``.
+MAX_SUM_TABLE_BITS = 2**17
+
+
+def _edge_nats(s: float, n: int, reach: int) -> float:
+    """An estimate of ``-ln P(Z = reach)`` for ``Z`` the sum of ``n`` discrete Gaussians of ``σ = s``.
+
+    The Gaussian estimate ``reach²/(2nσ²)`` is close from σ of about 1 on, but below it the
+    lattice dominates: the likeliest way to reach ``x`` is ``x`` summands at ±1 (each
+    ``e^{-1/(2σ²)}``), far rarer than the Gaussian's tail (for σ = 0.042, e^{-283} per unit).
+    There the exact bound of that configuration is used: ``Σ k_i²/(2σ²) + n ln N(σ)`` with the
+    ``k_i`` as equal as possible (``ln N <= ln(1 + 2 r/(1 - r))``, ``r = e^{-1/(2σ²)}``), unless its
+    ``n ln N`` alone exceeds the Gaussian estimate (many summands are off 0: the Gaussian regime).
+    Too small an estimate left values of the table at 0 (an enclosure touching zero inside the
+    support); :func:`_build_sum_table` now rebuilds then, so this only saves rebuilds.
+    """
+    if not s * s > 0:
+        return math.inf  # σ² underflows: e^{-1/(2σ²)} is 0 to any precision a table could carry
+    gauss = reach**2 / (2 * n * s * s) + math.log(math.sqrt(2 * math.pi * n) * s + 1)
+    if s >= 1:
+        return gauss
+    inv = 1 / (2 * s * s)
+    r = math.exp(-inv)
+    log_norm = math.log1p(2 * r / (1 - r))
+    if n * log_norm > gauss:
+        return gauss  # many summands off 0: the Gaussian regime (the rebuild covers a shortfall)
+    q, rem = divmod(reach, n)
+    squares = (n - rem) * q * q + rem * (q + 1) ** 2
+    return max(gauss, squares * inv + n * log_norm)
 
 
 def _discrete_gaussian_half(sigma: Interval, width: int) -> list[Interval]:
