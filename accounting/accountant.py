@@ -113,9 +113,10 @@ __all__ = [
 ]
 
 #: ``"auto"`` computes the PLD route first when its estimated cost (:meth:`Accountant._pld_cost`,
-#: seconds) is at most this, and otherwise only when the RDP route failed. Chosen so that the PLD
-#: route and then the RDP route (a few seconds for lattice noise) finish within about 20 s.
-AUTO_PLD_BUDGET = 8.0
+#: 1-3.5 s per unit measured) is at most this, and otherwise only when the RDP route failed. Chosen
+#: so that the PLD route and then the RDP route (a few seconds for lattice noise) finish within
+#: about 20 s: 10^9 Skellam releases (3.9 units) took 12 s, 10^12 (5.2 units) 28 s.
+AUTO_PLD_BUDGET = 5.0
 
 #: ``"auto"`` skips the RDP route when the PLD's enclosure ``[lo, hi]`` has ``hi <= lo (1 + margin)``:
 #: no certified route can then improve on it by more than this relative margin.
@@ -487,10 +488,12 @@ class Accountant:
         A single release with a closed form (Gaussian, Laplace, a discrete Gaussian answered from
         its tails) and a ledger of Gaussian mechanisms cost nothing. Otherwise, per distinct event:
         its lattice window (about 20 µs per point for the certified PMFs, losses and grid) or a
-        continuous pair's cells, then per binary digit of the count a squaring per direction of a
-        grid of at most :data:`accounting.pld.MAX_GRID_POINTS` points (about 6 µs per point in all:
-        10^6 Skellam releases took 9 s). ``inf`` beyond :data:`accounting.pld.MAX_COMPOSITIONS`, which the
-        route refuses. It only orders the routes; every answer is certified whatever it says.
+        continuous pair's cells, then ``2 log2(count)`` products of grids of at most
+        :data:`accounting.pld.MAX_GRID_POINTS` points (about 1 µs per point each). Measured, a unit
+        is 1-3.5 s (10^9 Skellam releases: 3.9 units, 12 s); :data:`AUTO_PLD_BUDGET` and
+        ``learners.mab.EXACT_BUDGET`` are in these units. ``inf`` beyond
+        :data:`accounting.pld.MAX_COMPOSITIONS`, which the route refuses. It only orders the routes;
+        every answer is certified whatever it says.
         """
         from accounting import pld
 
@@ -509,7 +512,7 @@ class Accountant:
             elif isinstance(noise, LatticeNoise) and isinstance(m, AdditiveNoise):
                 points = 24 * math.sqrt(noise.variance()) + 2 * float(m.sensitivity) + 1
             grid = min(pld.MAX_GRID_POINTS, points * 8 * max(1.0, math.sqrt(e.count)))
-            total += 2e-5 * min(points, 1e12) + max(1, e.count.bit_length()) * 6e-6 * grid
+            total += 2e-5 * min(points, 1e12) + 2 * max(1, e.count.bit_length()) * 1e-6 * grid
         return total
 
     def _by(self, route: str, at: float, want_epsilon: bool) -> Enclosure:
