@@ -350,6 +350,21 @@ def rational(name: str, value: object) -> Fraction:
     raise ParameterError(name, value, "a finite rational (int, float or fractions.Fraction)")
 
 
+#: The most elementary draws an exact sampler call may take (about 10^7 a second here: 10^8 is
+#: some seconds); beyond, it is refused up front instead of running for hours.
+MAX_EXACT_WORK = 10**8
+
+
+def _check_work(name: str, value: Fraction, work: Fraction | int, cost: str) -> None:
+    if not work <= MAX_EXACT_WORK:
+        raise ParameterError(
+            name,
+            float(value),
+            f"a value whose exact draws take at most {MAX_EXACT_WORK:.0e} elementary draws ({cost}; "
+            f"this request needs about {float(work):.2g}): use the floating-point sample()",
+        )
+
+
 def geometric(rng: Randomness, beta: Fraction, size: int) -> NDArray[np.int64]:
     """``size`` draws of ``Geometric(β)`` on ``{0, 1, …}`` (``P(k) = β^k (1-β)``) for rational ``β``.
 
@@ -357,6 +372,7 @@ def geometric(rng: Randomness, beta: Fraction, size: int) -> NDArray[np.int64]:
     still-active variates (about ``1/(1-β)`` draws per variate).
     """
     a, b = beta.numerator, beta.denominator
+    _check_work("beta", beta, Fraction(size * b, max(b - a, 1)), "about 1/(1-β) Bernoulli draws per variate")
     big = b > _SAFE
     out = np.zeros(size, dtype=np.int64)
     active = np.arange(size)
@@ -394,6 +410,7 @@ def poisson(rng: Randomness, mean: Fraction, size: int) -> NDArray[np.int64]:
     """``Poisson(λ)`` draws for a rational ``λ >= 0``: sums of ``m = ceil(2λ)`` exact ``Poisson(λ/m)``."""
     if mean == 0:
         return np.zeros(size, dtype=np.int64)
+    _check_work("rate", mean, 2 * mean * size, "about 2λ geometric draws per variate")
     parts = max(1, math.ceil(2 * mean))
     mu = mean / parts
     out = np.zeros(size, dtype=np.int64)

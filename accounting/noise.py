@@ -107,6 +107,20 @@ class RenyiPrior:
     bound: Mpf
 
 
+#: The largest scale (σ, a discrete Laplace scale, a Pólya mean) the floating-point samplers
+#: (``sample``) draw at: beyond, draws leave int64 (numpy's Poisson refuses rates past 9.2e18)
+#: or the float parameters round (``e^{-1/b}`` to 1), and numpy returned zeros
+#: (``DiscreteLaplace(1e30)``, ``DiscreteGaussian(1e30)``).
+MAX_SAMPLE_SCALE = 1e15
+#: The largest Skellam variance the floating-point sampler draws at (numpy's Poisson rates).
+MAX_SAMPLE_VARIANCE = 1e18
+#: The largest σ or scale the exact samplers draw at: int64 draws, which exceed 9.2e18 with
+#: probability below e^-90 there (DiscreteLaplace(1e30).sample_exact overflowed).
+MAX_EXACT_SCALE = 1e17
+_WHY_EXACT = "the exact sampler draws int64, which larger noise leaves"
+_WHY_SAMPLE = "the floating-point sampler's draws leave int64 or its parameters round beyond it"
+
+
 class NoiseDistribution(ABC):
     """Common interface of every noise distribution."""
 
@@ -426,6 +440,7 @@ class DiscreteLaplace(LatticeNoise):
         return np.where(xs == np.round(xs), math.tanh(1 / (2 * b)) * np.exp(-np.abs(xs) / b), 0.0)
 
     def sample(self, rng: np.random.Generator, size: int | tuple[int, ...]) -> IntArray:
+        v.at_most("scale", float(self.scale), MAX_SAMPLE_SCALE, _WHY_SAMPLE)
         p = -math.expm1(-1 / float(self.scale))
         shape = _size(size)
         return (rng.geometric(p, shape) - rng.geometric(p, shape)).astype(np.int64)
@@ -434,6 +449,7 @@ class DiscreteLaplace(LatticeNoise):
         """Exact draws: CKS 2020 Algorithm 2 for a rational ``scale``; a difference of two exact
         geometrics (Bernoulli(β) trials, about ``1/(1-β)`` draws each) for a rational ``decay``."""
         shape, total = _shape_total(rng, size)
+        v.at_most("scale", float(self.scale), MAX_EXACT_SCALE, _WHY_EXACT)
         if self.decay is None:
             out = _exact.discrete_laplace(rng, _exact.rational("scale", self.scale), total)
         else:
@@ -538,6 +554,7 @@ class Polya(LatticeNoise):
 
     def sample(self, rng: np.random.Generator, size: int | tuple[int, ...]) -> IntArray:
         b = float(self.beta)
+        v.at_most("mean", float(self.r) * b / (1 - b), MAX_SAMPLE_SCALE, _WHY_SAMPLE)
         lam = rng.gamma(shape=float(self.r), scale=b / (1 - b), size=_size(size))
         return rng.poisson(lam).astype(np.int64)
 
@@ -861,6 +878,7 @@ class Skellam(LatticeNoise):
 
     def sample(self, rng: np.random.Generator, size: int | tuple[int, ...]) -> IntArray:
         shape = _size(size)
+        v.at_most("variance", self.variance(), MAX_SAMPLE_VARIANCE, _WHY_SAMPLE)
         n1 = rng.poisson(float(self.mu1), shape)
         n2 = rng.poisson(float(self.mu2), shape)
         return (self.offset + n1 - n2).astype(np.int64)
@@ -1055,7 +1073,7 @@ class DiscreteGaussian(LatticeNoise):
         """Rejection from a discrete Laplace (CKS 2020 Algorithm 3), vectorized, float acceptance."""
         shape = _size(size)
         total = math.prod(shape)
-        sigma = float(self.sigma)
+        sigma = v.at_most("sigma", float(self.sigma), MAX_SAMPLE_SCALE, _WHY_SAMPLE)
         t = math.floor(sigma) + 1
         proposal = DiscreteLaplace(t)
         out = np.empty(total, dtype=np.int64)
@@ -1078,6 +1096,7 @@ class DiscreteGaussian(LatticeNoise):
         rational it stores, whose ``σ²`` needs Python integers (exact, slower).
         """
         shape, total = _shape_total(rng, size)
+        v.at_most("sigma", float(self.sigma), MAX_EXACT_SCALE, _WHY_EXACT)
         sigma = _exact.rational("sigma", self.sigma)
         return _shaped(_exact.discrete_gaussian(rng, sigma * sigma, total), shape)
 

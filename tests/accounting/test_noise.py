@@ -839,3 +839,37 @@ def test_skellam_renyi_prior_of_a_wide_shift_skips_the_poisson_bound() -> None:
     # below the cut-off the Poisson bound is still used where it wins (a tiny rate)
     small = Skellam(1e-300)
     assert small.renyi_prior(1, 1.0).bound < mp.mpf(skellam_rdp_akl(2, 2 * min(small.mu1, small.mu2), 1))
+
+
+@pytest.mark.parametrize(
+    ("noise", "name"),
+    [
+        (DiscreteLaplace(1e30), "scale"),
+        (DiscreteGaussian(1e30), "sigma"),
+        (Skellam(1e19), "variance"),
+        (Polya(0.5, 1 - 1e-15 / 4), "mean"),
+    ],
+)
+def test_float_samplers_refuse_noise_they_cannot_draw(noise: Any, name: str) -> None:
+    """numpy returned zeros for DiscreteLaplace(1e30) and DiscreteGaussian(1e30), and a Poisson
+    rate past 9.2e18 was numpy's 'lam value too large'."""
+    with pytest.raises(ParameterError, match=name):
+        noise.sample(np.random.default_rng(0), 3)
+
+
+@pytest.mark.parametrize(
+    ("noise", "name"),
+    [(DiscreteLaplace(1e30), "scale"), (DiscreteGaussian(1e30), "sigma"), (Skellam(1e9), "rate")],
+)
+def test_exact_samplers_refuse_work_they_cannot_finish(noise: Any, name: str) -> None:
+    """DiscreteLaplace(1e30).sample_exact overflowed int64; Skellam(1e9) needs ~10^9 geometric
+    draws per variate (it ran for minutes); both are refused up front, naming the parameter."""
+    with pytest.raises(ParameterError, match=name):
+        noise.sample_exact(np.random.default_rng(0), 3)
+
+
+def test_samplers_at_their_limits_still_draw() -> None:
+    rng = np.random.default_rng(1)
+    assert DiscreteLaplace(1e15).sample(rng, 4).dtype == np.int64
+    assert np.all(np.abs(DiscreteGaussian(1e17).sample_exact(rng, 4)) < 2**62)
+    assert Skellam(1e6).sample_exact(rng, 2).shape == (2,)
