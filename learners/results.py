@@ -391,16 +391,17 @@ def summary_table(results_dir: str | os.PathLike[str]) -> str:
 
 
 def _up(x: Any, digits: int = 4) -> str:
-    """``x`` rounded *up* to ``digits`` significant digits (a certified bound stays one)."""
+    """``x`` to ``digits`` significant digits, rounded *up*: the text read back as a float is at
+    least ``x`` (as ``repr`` does for the full float), so a certified bound stays one."""
     value = float(x)  # "inf" in standard JSON
     if not math.isfinite(value):
         return "∞"
-    if value == 0:
-        return "0"
-    d = Decimal(value)
-    quantum = Decimal(1).scaleb(d.adjusted() - digits + 1)
-    text = f"{d.quantize(quantum, rounding=ROUND_CEILING).normalize():f}"
-    return text if len(text) <= digits + 6 else f"{float(text):.{digits - 1}e}"
+    text = f"{value:.{digits}g}"
+    if float(text) < value:
+        d = Decimal(value)
+        quantum = Decimal(1).scaleb(d.adjusted() - digits + 1)
+        text = f"{float(d.quantize(quantum, rounding=ROUND_CEILING)):.{digits}g}"
+    return text
 
 
 def _guarantee(epsilon: Any, delta: Any) -> str:
