@@ -10,7 +10,11 @@ results folder,
 ``versions.json``  Python, the libraries and the platform;
 ``regret.csv``     tidy regret curves: one row per panel, algorithm, ε, repetition and checkpoint;
 ``summary.json``   final time-average and cumulative regret with 95% confidence intervals, the
-                   privacy guarantee and the communication of every panel/algorithm/ε;
+                   privacy (the theorem's claim and the exact guarantee of the saved ledgers,
+                   side by side) and the communication of every panel/algorithm/ε;
+``summary.md``     the same as a table (printed by ``dp-regret run``);
+``ledgers/``       the ledger of one user of each released batch size, per panel, algorithm and ε
+                   (``dp-account ledger FILE`` re-accounts it);
 ``regret-*.png``   time-average regret ``Reg(t)/t`` against the round, each figure also as ``.pdf``
                    and ``.svg`` (:func:`plot_results`);
 ``units/``         one ``.npz`` per finished unit of work (below).

@@ -444,7 +444,7 @@ def _our_files(out: Path) -> list[Path]:
 
     names = (CSV_FILE, SUMMARY_FILE, SUMMARY_TABLE_FILE, CONFIG_FILE, VERSIONS_FILE, FINGERPRINT_FILE)
     files = [out / n for n in names]
-    files += sorted(out.glob("regret*.png"))
+    files += [f for ext in ("png", "pdf", "svg") for f in sorted(out.glob(f"regret*.{ext}"))]
     units = out / UNITS_DIR
     if units.is_dir():
         files += sorted(units.glob("*.npz")) + sorted(units.glob(".*.tmp"))
