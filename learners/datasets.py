@@ -13,7 +13,15 @@ This module provides
 * :func:`cluster_instance` — K-means on (standardized) features, one arm per cluster;
 * :func:`mslr_instance` — the §7.3 recipe on an MSLR-WEB10K file, reward ``label / 4``;
 * :func:`default_real_instance` — an offline stand-in built the same way from scikit-learn's bundled
-  diabetes data (MSLR-WEB10K cannot be downloaded in this environment).
+  diabetes data (MSLR-WEB10K cannot be downloaded in this environment);
+
+and, for the federated linear family (``federated-lcb.md`` §8.3, :mod:`learners.linear`),
+
+* :func:`load_letor_queries` — the same files with their query ids;
+* :func:`query_instance` — a :class:`~learners.linear_instances.QueryInstance` from rows grouped
+  by query: ``θ*`` fitted by Lasso as the authors' code does, queries split into one block per silo;
+* :func:`mslr_linear_instance` — the §8.3 recipe on an MSLR-WEB10K file (title or body features);
+* :func:`default_linear_instance` — its offline stand-in from scikit-learn's bundled digits data.
 
 **Common random numbers.** Within each cluster the rewards are stored sorted, and a pull with tape
 value ``u`` returns row ``floor(u · n_a)`` of cluster ``a``: this is the inverse CDF of the cluster's
@@ -27,6 +35,7 @@ import contextlib
 import itertools
 import math
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -35,15 +44,23 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy import sparse
 
+from accounting import _validate as v
 from learners.environments import MABInstance
 from learners.errors import ParameterError, ParameterTypeError
+from learners.linear_instances import QueryInstance
 
 __all__ = [
+    "FEATURE_SETS",
+    "REWARDS",
     "ClusteredArms",
     "cluster_instance",
+    "default_linear_instance",
     "default_real_instance",
     "load_letor",
+    "load_letor_queries",
     "mslr_instance",
+    "mslr_linear_instance",
+    "query_instance",
 ]
 
 FloatArray = NDArray[np.float64]
@@ -385,3 +402,298 @@ def default_real_instance(clusters: int = 50, seed: int = 0) -> ClusteredArms:
     y = np.asarray(data.target, dtype=np.float64)
     rewards = (y - y.min()) / (y.max() - y.min())
     return cluster_instance(x, rewards, clusters, seed, source="sklearn diabetes (stand-in for MSLR-WEB10K)")
+
+
+# ---------------------------------------------------------------------------------------
+# The federated linear family's real-data instance (federated-lcb.md §8.3)
+# ---------------------------------------------------------------------------------------
+
+
+def _code_feature_sets() -> dict[str, tuple[int, ...]]:
+    # the authors' get_feature_sets("MSLR") [C]: columns of their feature matrix, in which column 0
+    # is an intercept of 0.01 and column j >= 1 is MSLR feature j (their Datasets.loadTxt)
+    title, body = [0], [0]
+    for i in range(25):
+        title.extend([5 * i + 2, 5 * i + 4])
+        body.extend([5 * i + 1, 5 * i + 3, 5 * i + 5])
+    title.extend([126, 127, 128, 129, 130, 131])
+    body.extend([132, 133])
+    return {"title": tuple(title), "body": tuple(body)}
+
+
+#: The paper's feature sets (spec §8.3 [C]) as columns of the authors' feature matrix: column 0 is
+#: their constant intercept 0.01, column ``j >= 1`` is MSLR-WEB10K feature ``j`` (1-based, as in
+#: the file). ``"title"`` (the code's ``anchorURL``) has ``d = 57``, ``"body"`` (``bodyDoc``) 78.
+FEATURE_SETS: dict[str, tuple[int, ...]] = _code_feature_sets()
+
+#: What a played document pays: ``"model"`` the Lasso model's ``⟨raw features, θ*⟩`` (the paper
+#: and its code), ``"label"`` the judged relevance label itself.
+REWARDS = ("model", "label")
+
+#: The intercept value the authors' data loader puts in column 0 of every row [C].
+INTERCEPT = 0.01
+
+#: MSLR-WEB10K's number of features per row.
+MSLR_FEATURES = 136
+
+_QUERY_FORMAT = "an MSLR-WEB10K-format file (svmlight lines 'label qid:<id> f:v ...')"
+
+
+def load_letor_queries(
+    path: str | os.PathLike[str], n_features: int | None = None
+) -> tuple[Features, IntArray, IntArray]:
+    """Read a learning-to-rank file in the MSLR-WEB10K format, keeping the query ids.
+
+    As :func:`load_letor`, and every line must carry ``qid:<id>``.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The file.
+    n_features : int or None
+        The number of feature columns (MSLR-WEB10K: 136); a file with a larger index is refused.
+        ``None``: the largest index in the file.
+
+    Returns
+    -------
+    features : scipy.sparse.csr_matrix of float64, shape (N, F)
+        Column ``j - 1`` is feature ``j`` of the file (1-based indices).
+    labels : numpy.ndarray of int64, shape (N,)
+    qids : numpy.ndarray of int64, shape (N,)
+
+    Raises
+    ------
+    ParameterError
+        ``path`` is not an existing file, cannot be parsed, has no rows, no query ids, a
+        non-integer label or a feature index above ``n_features``.
+    """
+    if not isinstance(path, str | os.PathLike):
+        raise ParameterTypeError("path", path, "a file path (str or os.PathLike)")
+    p = Path(path)
+    if not p.is_file():
+        raise ParameterError("path", path, _QUERY_FORMAT)
+    width = None if n_features is None else _int_param("n_features", n_features, 1)
+    from sklearn.datasets import load_svmlight_file
+
+    try:
+        x, y, qid = load_svmlight_file(
+            str(p), n_features=width, dtype=np.float64, zero_based=False, query_id=True
+        )
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise ParameterError("path", path, f"{_QUERY_FORMAT}; parsing failed: {exc}") from exc
+    y = np.asarray(y, dtype=np.float64)
+    if y.size == 0:
+        raise ParameterError("path", path, f"{_QUERY_FORMAT} with at least one row; the file has none")
+    qid = np.asarray(qid)
+    if qid.shape != y.shape:
+        raise ParameterError("path", path, f"{_QUERY_FORMAT}: every line needs its query id 'qid:<id>'")
+    integral = np.isfinite(y) & (y == np.round(y))
+    if not integral.all():
+        row = int(np.argmin(integral))
+        raise ParameterError("path", path, f"integer relevance labels; row {row} has label {float(y[row])!r}")
+    return sparse.csr_matrix(x, dtype=np.float64), y.astype(np.int64), qid.astype(np.int64)
+
+
+def _columns(features: object, width: int) -> tuple[str, tuple[int, ...]]:
+    if isinstance(features, str):
+        if features not in FEATURE_SETS:
+            raise ParameterError("features", features, "one of " + ", ".join(FEATURE_SETS) + ", or columns")
+        return features, FEATURE_SETS[features]
+    if isinstance(features, Sequence) and features:
+        cols = tuple(_int_param(f"features[{i}]", c, 0, width) for i, c in enumerate(features))
+        if len(set(cols)) != len(cols):
+            raise ParameterError("features", features, "distinct columns")
+        return f"{len(cols)} columns", cols
+    raise ParameterError(
+        "features", features, "'title', 'body', or a non-empty sequence of columns (0 = intercept)"
+    )
+
+
+def query_instance(
+    features: Features,
+    labels: ArrayLike,
+    qids: ArrayLike,
+    columns: Sequence[int],
+    agents: int = 10,
+    reward: str = "model",
+    seed: int = 0,
+    *,
+    source: str = "",
+) -> QueryInstance:
+    """A federated linear bandit instance from learning-to-rank rows (spec §8.3, the authors' recipe).
+
+    1. **Queries.** Consecutive rows with the same query id form a query (a new query starts
+       wherever the id changes, as the authors' loader reads the file); its rows are its documents.
+    2. **Features.** Column 0 is the constant intercept :data:`INTERCEPT` and column ``j >= 1`` is
+       ``features[:, j - 1]`` (the authors' matrix); ``columns`` selects ``d`` of them
+       (:data:`FEATURE_SETS`).
+    3. **θ*.** Lasso regression of the labels on the selected raw features over *all* rows,
+       ``sklearn.linear_model.Lasso(alpha=1.0, fit_intercept=False, precompute=False,
+       max_iter=10000, tol=1e-4, selection='random')`` as the authors' ``semi_synth_env`` [C], with
+       ``random_state=seed`` (theirs is unseeded) so the instance is reproducible.
+    4. **Federation.** The ``Q`` queries are split into ``agents`` contiguous blocks of
+       ``q = ⌊Q/M⌋`` queries, silo ``i`` owning queries ``[iq, (i + 1)q)``; the last ``Q mod M``
+       queries are not used (the code's ``queryPerAgent = int(Q/M)``).
+    5. **Rewards.** ``"model"``: a document pays ``⟨raw features, θ*⟩`` (the code's ``rt = μ``), with
+       no noise; ``"label"``: it pays its relevance label. Regret is against the best document of
+       the query (the largest reward). The learner sees the **row-normalized** features
+       ``x/‖x‖``, so either reward is non-linear in what it sees (spec §8.3 [O], §10.11).
+
+    Parameters
+    ----------
+    features : array_like or scipy.sparse matrix, shape (N, F)
+        The rows' raw features (finite).
+    labels : array_like of int, shape (N,)
+        Relevance labels.
+    qids : array_like of int, shape (N,)
+        Query ids.
+    columns : sequence of int
+        Columns of ``[intercept, features]`` (0 to ``F``), distinct.
+    agents : int
+        ``M >= 1``, at most the number of queries.
+    reward : {"model", "label"}
+    seed : int
+        The Lasso's ``random_state`` and the key of the query stream.
+    source : str
+        Recorded on the instance.
+
+    Raises
+    ------
+    ParameterError
+        Bad shapes or values, fewer queries than ``agents`` (named ``agents``), or a used row whose
+        selected features are all zero (it cannot be normalized).
+    """
+    if sparse.issparse(features):
+        x: Any = sparse.csr_matrix(features, dtype=np.float64)
+        finite = bool(np.isfinite(x.data).all())
+    else:
+        x = _numeric("features", features).astype(np.float64)
+        finite = bool(np.isfinite(x).all())
+    if x.ndim != 2 or x.shape[0] < 1:
+        raise ParameterError("features", getattr(x, "shape", None), "a 2-d (N, F) feature matrix")
+    if not finite:
+        raise ParameterError("features", "non-finite entries", "finite features")
+    n, width = int(x.shape[0]), int(x.shape[1])
+    y = _numeric("labels", labels)
+    if y.shape != (n,) or not np.isfinite(y).all():
+        raise ParameterError("labels", y.shape, f"{n} finite labels, one per row")
+    q = _numeric("qids", qids)
+    if q.shape != (n,):
+        raise ParameterError("qids", q.shape, f"{n} query ids, one per row")
+    _, cols = _columns(columns, width)
+    m = _int_param("agents", agents, 1)
+    if reward not in REWARDS:
+        raise ParameterError("reward", reward, "one of " + ", ".join(REWARDS))
+    s = v.seed("seed", seed)
+    starts = np.flatnonzero(np.r_[True, q[1:] != q[:-1]])
+    offsets = np.r_[starts, n].astype(np.int64)
+    n_queries = int(starts.size)
+    if n_queries < m:
+        raise ParameterError(
+            "agents", agents, f"at most the number of queries Q = {n_queries} (one block of queries per silo)"
+        )
+    per = n_queries // m
+    used = int(offsets[m * per])
+
+    # the authors' feature matrix restricted to the chosen columns: intercept 0.01, then the file's
+    intercept = sparse.csr_matrix(np.full((n, 1), INTERCEPT))
+    full = sparse.hstack([intercept, sparse.csr_matrix(x)], format="csc")
+    chosen = full[:, list(cols)]
+
+    from sklearn.linear_model import Lasso
+
+    lasso = Lasso(
+        alpha=1.0, fit_intercept=False, precompute=False, max_iter=10000, tol=1e-4,
+        selection="random", random_state=s,
+    )  # fmt: skip
+    lasso.fit(chosen, y.astype(np.float64))
+    theta = np.asarray(lasso.coef_, dtype=np.float64)
+
+    raw = np.asarray(chosen[:used].toarray(), dtype=np.float64)
+    rewards = raw @ theta if reward == "model" else y[:used].astype(np.float64)
+    norms = np.sqrt(np.einsum("nd,nd->n", raw, raw))
+    if not (norms > 0).all():
+        row = int(np.argmin(norms > 0))
+        raise ParameterError("columns", columns, f"features that are not all zero on any row; row {row} is")
+    raw /= norms[:, None]
+    key_words = np.random.default_rng(s).integers(0, 2**64, size=2, dtype=np.uint64, endpoint=False)
+    return QueryInstance(
+        raw, rewards, offsets[: m * per + 1], m, theta, (int(key_words[0]), int(key_words[1])),
+        1.0, source,
+    )  # fmt: skip
+
+
+def mslr_linear_instance(
+    path: str | os.PathLike[str],
+    features: str | Sequence[int] = "title",
+    agents: int = 10,
+    reward: str = "model",
+    seed: int = 0,
+) -> QueryInstance:
+    """The real-data instance of spec §8.3 from an MSLR-WEB10K file (:func:`query_instance`).
+
+    The paper's main instance is ``features="title"`` (``d = 57``) with ``agents = 10`` (Figure 2(c));
+    Figure 3(c) uses ``"body"`` (``d = 78``). MSLR-WEB10K has 10,000 queries with 1 to 908
+    documents each; its ``Fold*/{train,vali,test}.txt`` are concatenated by the authors' loader
+    into one file (the order of the queries decides which silo owns them).
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        An MSLR-WEB10K-format file (``label qid:<id> 1:v ... 136:v``; feature indices at most 136).
+    features : "title", "body" or sequence of int
+        A paper feature set, or columns of the authors' matrix (0 the intercept, ``j`` feature ``j``).
+    agents : int
+        ``M`` silos (the paper: 10).
+    reward : {"model", "label"}
+        ``"model"`` (the paper's: the Lasso model's prediction on the raw features, noise-free) or
+        the relevance label.
+    seed : int
+        The Lasso's ``random_state`` and the query stream's key.
+
+    Returns
+    -------
+    QueryInstance
+
+    Raises
+    ------
+    ParameterError
+        A missing or unparsable file, lines without ``qid``, feature indices above 136 (all named
+        ``path``), a bad feature set, fewer queries than ``agents``.
+    """
+    x, labels, qids = load_letor_queries(path, MSLR_FEATURES)
+    name, cols = _columns(features, MSLR_FEATURES)
+    return query_instance(
+        x, labels, qids, cols, agents, reward, seed, source=f"MSLR-WEB10K format ({name} features): {path}"
+    )
+
+
+def default_linear_instance(
+    agents: int = 10, docs: int = 20, reward: str = "model", seed: int = 0
+) -> QueryInstance:
+    """The offline stand-in for :func:`mslr_linear_instance`, built the same way from bundled data.
+
+    MSLR-WEB10K cannot be downloaded here, so :func:`query_instance` is applied to
+    :func:`sklearn.datasets.load_digits` (1,797 images of 8×8 pixels with intensities 0..16, shipped
+    with scikit-learn): a "query" is a run of ``docs`` consecutive images (the last one shorter,
+    so arm counts vary as in MSLR), its "documents" are the images, the label is the digit
+    ``0..9`` in the role of the relevance, and the features are the intercept and all 64 pixels
+    (``d = 65``, close to the paper's 57 and 78). Lasso, federation, normalization and rewards are
+    exactly :func:`query_instance`'s.
+
+    With the defaults there are 90 queries (9 per silo for ``M = 10``) of up to 20 arms: far
+    fewer queries and arms than MSLR-WEB10K's 10,000 and 908, so regret curves are not comparable
+    in scale with the paper's Figure 2(c).
+    """
+    from sklearn.datasets import load_digits
+
+    data = load_digits()
+    x = np.asarray(data.data, dtype=np.float64)
+    labels = np.asarray(data.target, dtype=np.int64)
+    size = _int_param("docs", docs, 1, x.shape[0])
+    qids = np.arange(x.shape[0], dtype=np.int64) // size
+    cols = tuple(range(x.shape[1] + 1))
+    return query_instance(
+        x, labels, qids, cols, agents, reward, seed,
+        source=f"sklearn digits, {size} images per query (stand-in for MSLR-WEB10K)",
+    )  # fmt: skip

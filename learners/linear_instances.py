@@ -30,7 +30,8 @@ setting), so the numbers differ from the authors' though the law is the same.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Protocol, runtime_checkable
 
 import numpy as np
 from numpy.typing import NDArray
@@ -38,9 +39,18 @@ from numpy.typing import NDArray
 from accounting import _validate as v
 from learners.errors import ParameterError, ParameterTypeError
 
-__all__ = ["CHUNK", "NoiseTape", "SyntheticInstance", "draw_synthetic", "keyed_stream"]
+__all__ = [
+    "CHUNK",
+    "LinearInstance",
+    "NoiseTape",
+    "QueryInstance",
+    "SyntheticInstance",
+    "draw_synthetic",
+    "keyed_stream",
+]
 
 FloatArray = NDArray[np.float64]
+IntArray = NDArray[np.int64]
 
 #: Rounds per generated block (fixed, so that a block's numbers do not depend on who reads it).
 CHUNK = 16
@@ -72,6 +82,37 @@ def keyed_stream(key: tuple[int, int], chunk: int, purpose: int) -> np.random.Ge
     stream ``purpose`` (0 arms, 1 reward noise, 2 privacy noise), independent of every other block."""
     bits = np.random.Philox(key=np.array(key, dtype=np.uint64), counter=[0, chunk, purpose, 0])
     return np.random.Generator(bits)
+
+
+@runtime_checkable
+class LinearInstance(Protocol):
+    """What :func:`learners.linear.run` needs of an instance (duck-typed; checked at run time).
+
+    ``block(c)`` gives the arms of rounds ``[CHUNK·c, CHUNK·(c + 1))``: ``features`` of shape
+    ``(CHUNK, M, K_c, d)`` (what the learner sees) and ``means`` of shape ``(CHUNK, M, K_c)`` (the
+    mean reward of every arm), with ``K_c <= arms``; it must be a pure function of ``c`` (any
+    block computed on demand, identically whoever asks). The reward of a played arm is its mean
+    plus ``noise_sd`` times the repetition's tape value. ``reward_scale`` is the sub-Gaussian scale
+    ``R`` the learner's code radius assumes by default (``noise_sd`` for the synthetic instance,
+    the authors' ``R = 1`` for the noise-free real-data instance).
+    """
+
+    @property
+    def dim(self) -> int: ...
+
+    @property
+    def arms(self) -> int: ...
+
+    @property
+    def agents(self) -> int: ...
+
+    @property
+    def noise_sd(self) -> float: ...
+
+    @property
+    def reward_scale(self) -> float: ...
+
+    def block(self, chunk: int) -> tuple[FloatArray, FloatArray]: ...
 
 
 @dataclass(frozen=True)
@@ -124,6 +165,11 @@ class SyntheticInstance:
         """``θ*`` as an array of shape ``(d,)``."""
         return np.asarray(self.theta, dtype=np.float64)
 
+    @property
+    def reward_scale(self) -> float:
+        """The code radius's ``R``: the reward noise sd."""
+        return self.noise_sd
+
     def block(self, chunk: int) -> tuple[FloatArray, FloatArray]:
         """The arms of rounds ``[CHUNK·chunk, CHUNK·(chunk + 1))`` (0-based).
 
@@ -152,6 +198,170 @@ class SyntheticInstance:
         features *= _HALF_SQRT2
         features[:, :, d - 1, :] = np.eye(d)[d - 1]  # the basis arm e_d has norm 1
         return features, means
+
+
+@dataclass(frozen=True, eq=False)
+class QueryInstance:
+    """A real-data instance: contexts are queries, arms their documents (spec §8.3).
+
+    Built by :func:`learners.datasets.mslr_linear_instance` (an MSLR-WEB10K file) or
+    :func:`learners.datasets.default_linear_instance` (the offline stand-in). The ``Q = M·q``
+    queries are stored in ``M`` contiguous blocks of ``q`` queries, block ``i`` belonging to silo
+    ``i``; query ``j``'s documents are rows ``offsets[j]:offsets[j + 1]``. In every round each
+    silo draws one query of its block uniformly at random (the authors' ``randint`` [C]); its arms
+    are that query's documents, the learner sees their ``features`` and a played document pays its
+    ``means`` entry, with no noise.
+
+    **Varying arm counts.** Queries have different numbers of documents (MSLR-WEB10K: 1 to 908);
+    a block is padded to its largest query, ``K_c``, by repeating each query's documents
+    cyclically. A repeated document is the same arm (same features, same reward, and ties in
+    ``argmax`` go to its first copy), so padding changes no decision and no regret.
+
+    **Common random numbers.** The queries of rounds ``[CHUNK c, CHUNK (c + 1))`` are drawn from
+    the Philox stream keyed by ``key`` at counter ``(0, c, 0, 0)``: every algorithm run on this
+    instance sees the same query sequence. The authors' code redraws the sequence per run
+    (``reset_random(seed)``); to do that, give each repetition its own instance
+    (:meth:`reseeded`), which shares the data arrays.
+
+    Attributes
+    ----------
+    features : numpy.ndarray, shape (N, d)
+        What the learner sees for each document (row-normalized, spec §8.3; read-only).
+    means : numpy.ndarray, shape (N,)
+        The (noise-free) reward of each document (read-only).
+    offsets : numpy.ndarray of int64, shape (Q + 1,)
+        Query boundaries: ``0 = offsets[0] < ... < offsets[Q] = N``, ``Q`` a multiple of ``agents``.
+    agents : int
+        ``M >= 1`` silos.
+    theta : numpy.ndarray, shape (d,)
+        The fitted ``θ*`` (raw feature coordinates; read-only).
+    key : tuple of int
+        Two 64-bit words keying the query stream.
+    reward_scale : float
+        The code radius's ``R`` (the authors use 1 on real data).
+    source : str
+        Where the instance came from.
+    """
+
+    features: FloatArray
+    means: FloatArray
+    offsets: IntArray
+    agents: int
+    theta: FloatArray
+    key: tuple[int, int]
+    reward_scale: float = 1.0
+    source: str = ""
+    _sizes: IntArray = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        x = np.asarray(self.features, dtype=np.float64)
+        if x.ndim != 2 or x.shape[0] < 1 or x.shape[1] < 1:
+            raise ParameterError("features", getattr(x, "shape", None), "a 2-d (N, d) array")
+        if not np.isfinite(x).all():
+            raise ParameterError("features", "non-finite entries", "finite features")
+        n, d = x.shape
+        mu = np.asarray(self.means, dtype=np.float64)
+        if mu.shape != (n,) or not np.isfinite(mu).all():
+            raise ParameterError("means", mu.shape, f"{n} finite rewards, one per row")
+        o = np.asarray(self.offsets)
+        if not np.issubdtype(o.dtype, np.integer) or o.ndim != 1 or o.size < 2:
+            raise ParameterError("offsets", self.offsets, "a 1-d integer array of Q + 1 >= 2 boundaries")
+        o = o.astype(np.int64)
+        sizes = np.diff(o)
+        if o[0] != 0 or o[-1] != n or (sizes <= 0).any():
+            raise ParameterError("offsets", self.offsets, f"strictly increasing boundaries from 0 to N={n}")
+        m = v.integer("agents", self.agents, minimum=1)
+        if sizes.size % m:
+            raise ParameterError(
+                "agents", self.agents, f"a divisor of the number of queries Q = {sizes.size} (equal blocks)"
+            )
+        theta = np.asarray(self.theta, dtype=np.float64)
+        if theta.shape != (d,) or not np.isfinite(theta).all():
+            raise ParameterError("theta", theta.shape, f"a finite vector of dim = {d} reals")
+        k = int(sizes.max())
+        if CHUNK * m * k * d > MAX_BLOCK:
+            raise ParameterError(
+                "agents", self.agents, f"agents x arms x dim <= {MAX_BLOCK // CHUNK} (one block's memory)"
+            )
+        for a in (x, mu, o, theta, sizes):
+            a.setflags(write=False)
+        object.__setattr__(self, "features", x)
+        object.__setattr__(self, "means", mu)
+        object.__setattr__(self, "offsets", o)
+        object.__setattr__(self, "agents", m)
+        object.__setattr__(self, "theta", theta)
+        object.__setattr__(self, "key", _key("key", self.key))
+        object.__setattr__(self, "reward_scale", v.nonnegative("reward_scale", self.reward_scale))
+        object.__setattr__(self, "_sizes", sizes)
+
+    def __repr__(self) -> str:
+        src = f", source={self.source!r}" if self.source else ""
+        return (
+            f"QueryInstance(d={self.dim}, M={self.agents}, queries={self.queries}, "
+            f"docs={self.features.shape[0]}, max arms={self.arms}{src})"
+        )
+
+    @property
+    def dim(self) -> int:
+        """``d``, the feature dimension."""
+        return int(self.features.shape[1])
+
+    @property
+    def arms(self) -> int:
+        """The most documents of one query (a block has at most this many arms)."""
+        return int(self._sizes.max())
+
+    @property
+    def queries(self) -> int:
+        """``Q``, the number of queries (``M`` blocks of :attr:`queries_per_agent`)."""
+        return int(self._sizes.size)
+
+    @property
+    def queries_per_agent(self) -> int:
+        return self.queries // self.agents
+
+    @property
+    def sizes(self) -> IntArray:
+        """Documents per query, shape ``(Q,)`` (read-only)."""
+        return self._sizes
+
+    @property
+    def noise_sd(self) -> float:
+        """0: real-data rewards are noise-free (spec §8.3)."""
+        return 0.0
+
+    def reseeded(self, rng: np.random.Generator) -> QueryInstance:
+        """The same data with a query stream keyed by two words drawn from ``rng``."""
+        return QueryInstance(
+            self.features, self.means, self.offsets, self.agents, self.theta, _words(rng),
+            self.reward_scale, self.source,
+        )  # fmt: skip
+
+    def query_block(self, chunk: int) -> IntArray:
+        """The queries of rounds ``[CHUNK·chunk, CHUNK·(chunk + 1))``, shape ``(CHUNK, M)``: silo ``i``'s
+        are in ``[i q, (i + 1) q)``."""
+        c = v.integer("chunk", chunk, minimum=0)
+        per, m = self.queries_per_agent, self.agents
+        drawn = keyed_stream(self.key, c, 0).integers(0, per, size=(CHUNK, m), dtype=np.int64)
+        out: IntArray = drawn + per * np.arange(m, dtype=np.int64)
+        return out
+
+    def block(self, chunk: int) -> tuple[FloatArray, FloatArray]:
+        """The arms of rounds ``[CHUNK·chunk, CHUNK·(chunk + 1))`` (0-based).
+
+        Returns
+        -------
+        features : numpy.ndarray, shape (CHUNK, M, K_c, d)
+            The drawn queries' documents as the learner sees them, padded to ``K_c`` (the largest
+            drawn query) by cyclic repetition.
+        means : numpy.ndarray, shape (CHUNK, M, K_c)
+            Their rewards.
+        """
+        q = self.query_block(chunk)
+        start, size = self.offsets[q], self._sizes[q]
+        k = int(size.max())
+        rows = start[..., None] + np.arange(k, dtype=np.int64) % size[..., None]
+        return self.features[rows], self.means[rows]
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,272 @@
+"""Tests of the federated linear family's real-data instance (spec federated-lcb.md §8.3, §10.11).
+
+The instance is read from a small file written in the MSLR-WEB10K format (svmlight with ``qid``),
+and from the offline stand-in built from scikit-learn's bundled digits data.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from sklearn.datasets import dump_svmlight_file
+
+from learners.datasets import (
+    FEATURE_SETS,
+    INTERCEPT,
+    MSLR_FEATURES,
+    default_linear_instance,
+    load_letor_queries,
+    mslr_linear_instance,
+    query_instance,
+)
+from learners.errors import ParameterError
+from learners.linear import make_learner, run
+from learners.linear_instances import CHUNK, LinearInstance, QueryInstance
+
+QUERIES, AGENTS = 42, 4  # 10 queries per silo, the last 2 unused
+
+
+def _planted(seed: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Rows of QUERIES queries (2..12 documents each) whose labels are a planted linear model of the
+    title features (rounded to integers: svmlight relevance labels are integers)."""
+    rng = np.random.default_rng(seed)
+    sizes = rng.integers(2, 13, size=QUERIES)
+    qids = np.repeat(np.arange(1, QUERIES + 1), sizes)
+    x = rng.uniform(0, 100, size=(qids.size, MSLR_FEATURES))
+    cols = np.array(FEATURE_SETS["title"])
+    theta = np.zeros(cols.size)
+    theta[1:] = rng.uniform(-1, 1, size=cols.size - 1)  # no weight on the 0.01 intercept
+    labels = np.round(x[:, cols[1:] - 1] @ theta[1:]).astype(np.int64)
+    return x, labels, qids, theta
+
+
+@pytest.fixture(scope="module")
+def mslr_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    x, labels, qids, _ = _planted()
+    path = tmp_path_factory.mktemp("mslr") / "mslr.txt"
+    dump_svmlight_file(x, labels, str(path), zero_based=False, query_id=qids)
+    return path
+
+
+@pytest.fixture(scope="module")
+def title(mslr_file: Path) -> QueryInstance:
+    return mslr_linear_instance(mslr_file, "title", agents=AGENTS)
+
+
+@pytest.fixture(scope="module")
+def standin() -> QueryInstance:
+    return default_linear_instance()
+
+
+# ------------------------------------------------------------------------------------------
+# The loader (§8.3)
+# ------------------------------------------------------------------------------------------
+
+
+def test_feature_sets_are_the_codes() -> None:
+    # get_feature_sets("MSLR") [C]: title 1 + 50 + 6 = 57, body 1 + 75 + 2 = 78, column 0 in both
+    assert len(FEATURE_SETS["title"]) == 57
+    assert len(FEATURE_SETS["body"]) == 78
+    assert FEATURE_SETS["title"][:5] == (0, 2, 4, 7, 9)
+    assert FEATURE_SETS["body"][:4] == (0, 1, 3, 5)
+    assert FEATURE_SETS["title"][-6:] == (126, 127, 128, 129, 130, 131)
+    assert FEATURE_SETS["body"][-2:] == (132, 133)
+    assert max(FEATURE_SETS["title"] + FEATURE_SETS["body"]) <= MSLR_FEATURES
+
+
+def test_load_letor_queries_round_trip(mslr_file: Path) -> None:
+    x, labels, qids, _ = _planted()
+    fx, flabels, fqids = load_letor_queries(mslr_file, MSLR_FEATURES)
+    assert fx.shape == x.shape
+    np.testing.assert_allclose(fx.toarray(), x, rtol=1e-12)
+    np.testing.assert_array_equal(flabels, labels)
+    np.testing.assert_array_equal(fqids, qids)
+
+
+def test_shapes_blocks_and_normalization(title: QueryInstance, mslr_file: Path) -> None:
+    x, _, qids, _ = _planted()
+    assert isinstance(title, LinearInstance)
+    assert (title.dim, title.agents, title.queries, title.queries_per_agent) == (57, AGENTS, 40, 10)
+    sizes = np.bincount(qids)[1:]
+    np.testing.assert_array_equal(title.sizes, sizes[:40])  # the last 2 queries are left out
+    assert title.arms == sizes[:40].max()
+    assert title.features.shape == (sizes[:40].sum(), 57)
+    np.testing.assert_allclose(np.linalg.norm(title.features, axis=1), 1.0, rtol=1e-12)
+    # raw features: the code's matrix (intercept 0.01, then the file's columns), title columns
+    full = np.hstack([np.full((x.shape[0], 1), INTERCEPT), x])[: title.features.shape[0]]
+    raw = full[:, list(FEATURE_SETS["title"])]
+    np.testing.assert_allclose(title.features, raw / np.linalg.norm(raw, axis=1, keepdims=True), rtol=1e-12)
+    np.testing.assert_allclose(title.means, raw @ title.theta, rtol=1e-10)  # on the RAW features
+    body = mslr_linear_instance(mslr_file, "body", agents=AGENTS)
+    assert body.dim == 78
+
+
+def test_each_silo_draws_from_its_own_block(title: QueryInstance) -> None:
+    per = title.queries_per_agent
+    seen = np.concatenate([title.query_block(c) for c in range(40)])  # (40 CHUNK, M)
+    for i in range(AGENTS):
+        assert set(seen[:, i].tolist()) == set(range(i * per, (i + 1) * per))
+    feats, means = title.block(3)
+    q = title.query_block(3)
+    k = int(title.sizes[q].max())
+    assert feats.shape == (CHUNK, AGENTS, k, title.dim)
+    assert means.shape == (CHUNK, AGENTS, k)
+    for j, i in [(0, 0), (5, 3), (15, 2)]:
+        lo, n = title.offsets[q[j, i]], title.sizes[q[j, i]]
+        rows = lo + np.arange(k) % n  # the query's documents, repeated cyclically to k
+        np.testing.assert_array_equal(feats[j, i], title.features[rows])
+        np.testing.assert_array_equal(means[j, i], title.means[rows])
+    again = title.block(3)
+    np.testing.assert_array_equal(feats, again[0])
+    other = title.reseeded(np.random.default_rng(9))
+    assert other.features is title.features
+    assert not np.array_equal(other.query_block(3), q)
+
+
+def test_lasso_recovers_a_planted_linear_model(title: QueryInstance) -> None:
+    *_, theta = _planted()
+    # labels are the planted model rounded to integers; Lasso(alpha=1) shrinks the weights a little
+    np.testing.assert_allclose(title.theta[1:], theta[1:], atol=5e-3)
+    assert abs(title.theta[0]) < 1  # the 0.01 intercept carries nothing
+    assert np.linalg.norm(title.theta - theta) < 0.01 * np.linalg.norm(theta)
+
+
+def test_label_rewards(mslr_file: Path) -> None:
+    _, labels, _, _ = _planted()
+    inst = mslr_linear_instance(mslr_file, "title", agents=AGENTS, reward="label")
+    np.testing.assert_array_equal(inst.means, labels[: inst.means.size])
+
+
+def test_same_seed_same_instance(mslr_file: Path, title: QueryInstance) -> None:
+    again = mslr_linear_instance(mslr_file, "title", agents=AGENTS)
+    np.testing.assert_array_equal(again.theta, title.theta)
+    assert again.key == title.key
+
+
+# ------------------------------------------------------------------------------------------
+# The offline stand-in
+# ------------------------------------------------------------------------------------------
+
+
+def test_standin_is_built_the_same_way(standin: QueryInstance) -> None:
+    assert (standin.dim, standin.agents, standin.queries, standin.queries_per_agent) == (65, 10, 90, 9)
+    assert standin.arms == 20
+    assert standin.sizes.min() == 17
+    np.testing.assert_allclose(np.linalg.norm(standin.features, axis=1), 1.0, rtol=1e-12)
+    assert np.count_nonzero(standin.theta) > 5
+    from sklearn.datasets import load_digits
+
+    data = load_digits()
+    raw = np.hstack([np.full((data.data.shape[0], 1), INTERCEPT), data.data])
+    np.testing.assert_allclose(standin.means, raw @ standin.theta, rtol=1e-10)
+    direct = query_instance(data.data, data.target, np.arange(1797) // 20, range(65), 10)
+    np.testing.assert_array_equal(direct.theta, standin.theta)
+
+
+# ------------------------------------------------------------------------------------------
+# Runs (§8.4: realized = pseudo-regret on noise-free real data)
+# ------------------------------------------------------------------------------------------
+
+
+def _uniform_regret_per_round(inst: QueryInstance) -> float:
+    """Group regret per round of playing a uniformly random document."""
+    gaps = [
+        float(np.mean(inst.means[lo:hi].max() - inst.means[lo:hi]))
+        for lo, hi in zip(inst.offsets[:-1], inst.offsets[1:], strict=True)
+    ]
+    return float(np.asarray(gaps).reshape(inst.agents, -1).mean(axis=1).sum())
+
+
+def test_fedlinucb_learns_on_the_standin(standin: QueryInstance) -> None:
+    T = 1000
+    res = run(
+        make_learner("fedlinucb", crs=0.1), standin, T,
+        tapes=[np.random.default_rng(s) for s in range(2)], rng=np.random.default_rng(0), checkpoints=10,
+    )  # fmt: skip
+    assert np.isfinite(res.pseudo_regret).all()
+    np.testing.assert_array_equal(res.pseudo_regret, res.realized_regret)  # noise-free rewards
+    assert (np.diff(res.pseudo_regret, axis=1) >= 0).all()
+    average = res.pseudo_regret.mean(axis=0) / res.rounds
+    assert average[-1] < 0.6 * average[0]  # the time-average regret falls
+    second_half = (res.pseudo_regret[:, -1] - res.pseudo_regret[:, 4]).mean() / (T - res.rounds[4])
+    assert second_half < 0.35 * _uniform_regret_per_round(standin)
+    assert res.syncs.tolist() == [T // 25] * 2
+
+
+def test_private_run_on_real_data(title: QueryInstance) -> None:
+    res = run(
+        make_learner("ldp-fedlinucb-lazy", 5.0, delta=0.1, batch=5, clip=100.0), title, 100,
+        tapes=[np.random.default_rng(0)], rng=np.random.default_rng(1), checkpoints=4,
+    )  # fmt: skip
+    assert np.isfinite(res.pseudo_regret).all()
+    assert res.privacy.certified
+    assert res.privacy.meets_claim
+
+
+def test_per_repetition_instances_pad_to_a_common_arm_count(title: QueryInstance) -> None:
+    """Each repetition its own query stream (as the authors' code): a block padded to the largest
+    repetition's arm count gives the same run as that repetition alone."""
+    a = title.reseeded(np.random.default_rng(1))
+    b = title.reseeded(np.random.default_rng(2))
+    learner = make_learner("fedlinucb", batch=5)
+
+    def go(insts: QueryInstance | list[QueryInstance], seeds: list[int]) -> np.ndarray:
+        res = run(
+            learner, insts, 80, tapes=[np.random.default_rng(s) for s in seeds],
+            rng=np.random.default_rng(0), checkpoints=80,
+        )  # fmt: skip
+        return np.asarray(res.pseudo_regret)
+
+    both = go([a, b], [0, 1])
+    np.testing.assert_allclose(both[0], go(a, [0])[0], rtol=1e-12)
+    np.testing.assert_allclose(both[1], go(b, [1])[0], rtol=1e-12)
+
+
+# ------------------------------------------------------------------------------------------
+# Bad inputs
+# ------------------------------------------------------------------------------------------
+
+
+def test_missing_file(tmp_path: Path) -> None:
+    with pytest.raises(ParameterError, match="path"):
+        mslr_linear_instance(tmp_path / "absent.txt")
+
+
+def test_wrong_format(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.txt"
+    bad.write_text("this is not svmlight\n")
+    with pytest.raises(ParameterError, match="path"):
+        mslr_linear_instance(bad)
+    no_qid = tmp_path / "noqid.txt"
+    no_qid.write_text("1 1:0.5 3:2\n0 2:1\n")
+    with pytest.raises(ParameterError, match="qid"):
+        mslr_linear_instance(no_qid)
+    wide = tmp_path / "wide.txt"
+    wide.write_text("1 qid:1 1:0.5 137:2\n")
+    with pytest.raises(ParameterError, match="path"):
+        mslr_linear_instance(wide)
+    fractional = tmp_path / "fractional.txt"
+    fractional.write_text("0.5 qid:1 1:0.5\n")
+    with pytest.raises(ParameterError, match="integer relevance"):
+        mslr_linear_instance(fractional)
+
+
+def test_too_few_queries_for_the_silos(mslr_file: Path) -> None:
+    with pytest.raises(ParameterError, match=r"agents.*Q = 42"):
+        mslr_linear_instance(mslr_file, agents=43)
+    assert mslr_linear_instance(mslr_file, agents=42).queries_per_agent == 1
+
+
+def test_bad_settings(mslr_file: Path) -> None:
+    with pytest.raises(ParameterError, match="features"):
+        mslr_linear_instance(mslr_file, "anchor")
+    with pytest.raises(ParameterError, match="features"):
+        mslr_linear_instance(mslr_file, [0, 137])
+    with pytest.raises(ParameterError, match="reward"):
+        mslr_linear_instance(mslr_file, reward="clicks")
+    with pytest.raises(ParameterError, match="agents"):
+        default_linear_instance(agents=0)
+    with pytest.raises(ParameterError, match="agents"):
+        QueryInstance(np.ones((3, 2)), np.zeros(3), np.array([0, 1, 3]), 3, np.zeros(2), (1, 2))
