@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import math
 import struct
+import time
 from collections.abc import Callable
 
 __all__ = ["largest", "smallest"]
@@ -66,6 +67,7 @@ def smallest(
     max_steps: int = 400,
     f_lo: float = math.nan,
     f_hi: float = math.nan,
+    deadline: float | None = None,
 ) -> float:
     """The smallest float ``x ∈ (lo, hi]`` where ``condition`` holds, for a condition that holds
     from some point on (``condition(lo)`` false, ``condition(hi)`` true, ``lo < hi`` finite).
@@ -86,6 +88,9 @@ def smallest(
     f_lo, f_hi : float
         The excess already evaluated at ``lo`` and ``hi`` (``nan``: not known), so that the first
         step can be a secant step (a caller that bracketed the crossing has them).
+    deadline : float, optional
+        A :func:`time.monotonic` time after which no further evaluation starts: the bracket is
+        returned as reached (``hi`` still holds; it is only less tight).
 
     Returns
     -------
@@ -96,7 +101,7 @@ def smallest(
     _bracket(lo, hi, log)
     side = 0
     for _ in range(max_steps):
-        if hi - lo <= rtol * abs(hi):
+        if hi - lo <= rtol * abs(hi) or (deadline is not None and time.monotonic() > deadline):
             break
         x = _secant(lo, hi, f_lo, f_hi, log)
         if x is not None and rtol > 0:

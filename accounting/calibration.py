@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import enum
 import math
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
@@ -95,6 +96,14 @@ class Calibration:
         says which accounting route certified it.
     ledger : Accountant
         The ledger at ``value`` that certified it.
+    not_met : float
+        The largest parameter accounted that does not meet the target (``0.0`` if none was): the
+        least noise lies in ``(not_met, value]``. Wider than ``rtol`` only when the search
+        stopped at ``time_limit``.
+    converged : bool
+        Whether the search closed its bracket to ``rtol`` (``False``: stopped at ``time_limit``;
+        ``value`` still meets the target, with more noise than the least by at most
+        ``value - not_met``).
     """
 
     family: str
@@ -110,6 +119,8 @@ class Calibration:
     users: int
     sensitivity: float
     ledger: Accountant | None = None
+    not_met: float = 0.0
+    converged: bool = True
 
 
 def _builder(family: str, sensitivity: float, users: int) -> tuple[str, Callable[[float], Mechanism]]:
@@ -160,6 +171,7 @@ def calibrate(
     neighbouring: Neighbouring | str = Neighbouring.REPLACE_ONE,
     guess: float | None = None,
     progress: Progress | None = None,
+    time_limit: float | None = None,
 ) -> Calibration:
     """The smallest noise meeting ``(epsilon, delta)``, certified by the Accountant.
 
@@ -198,6 +210,11 @@ def calibrate(
         The relation of the ledger.
     guess : float, optional
         Where the bracket search starts (a constructor: default 1).
+    time_limit : float, optional
+        Seconds after which the search starts no further refinement once a level meeting the
+        target is known: the answer is then certified but up to ``value - not_met`` above the
+        least (``converged`` is false). Each evaluation of a long ledger takes seconds, so the
+        limit can be exceeded by one evaluation. ``None``: search until ``rtol``.
     progress : callable, optional
         ``progress(done, done + 1)`` after each accounted noise level (the search's length is not
         known ahead); by default the current context's (:mod:`accounting.progress`). The
@@ -210,6 +227,7 @@ def calibrate(
     relation = Neighbouring.parse(neighbouring)
     Accountant(relation, dps).epsilon(d, route)  # validates route and dps before any work
     tol = v.nonnegative("rtol", rtol)
+    deadline = None if time_limit is None else time.monotonic() + v.positive("time_limit", time_limit)
     start = None if guess is None else v.positive("guess", guess)
     sens: float
     if callable(noise_family):
@@ -270,10 +288,13 @@ def calibrate(
             report(len(answers), len(answers) + 1, outer)
         return answers[theta]
 
+    unmet = [0.0]
+
     def excess(theta: float) -> float:
         """``ln ε(θ) - ln target``: ``<= 0`` exactly when the target is met (sign decided exactly)."""
         hi = account(theta).hi
         if hi > target:
+            unmet[0] = max(unmet[0], theta)
             with mp.workdps(30):
                 return max(float(mp.log(hi) - mp.log(target)), 1e-300)
         if hi == 0:
@@ -281,7 +302,9 @@ def calibrate(
         with mp.workdps(30):
             return min(float(mp.log(hi) - mp.log(target)), 0.0)
 
-    theta = _bracket_and_search(excess, first, tol)
+    theta = _bracket_and_search(excess, first, tol, deadline)
+    closed = unmet[0] > 0 and (theta - unmet[0] <= tol * theta or math.nextafter(unmet[0], math.inf) >= theta)
+    converged = closed or deadline is None or time.monotonic() <= deadline
     value = account(theta)
     made = build(theta)
     mech = made if isinstance(made, Mechanism) else None
@@ -291,11 +314,27 @@ def calibrate(
     elif n > 1 and family == "gaussian":
         share = Gaussian(float_up(mp.mpf(theta) / mp.sqrt(n)))
     return Calibration(
-        family, parameter, theta, share, mech, value, target, d, value.route, k, n, sens, ledger(theta)
+        family,
+        parameter,
+        theta,
+        share,
+        mech,
+        value,
+        target,
+        d,
+        value.route,
+        k,
+        n,
+        sens,
+        ledger(theta),
+        unmet[0],
+        converged,
     )
 
 
-def _bracket_and_search(excess: Callable[[float], float], first: float, rtol: float) -> float:
+def _bracket_and_search(
+    excess: Callable[[float], float], first: float, rtol: float, deadline: float | None = None
+) -> float:
     """Bracket the crossing from ``first``, then :func:`~accounting._search.smallest` from both ends.
 
     The excess is ``ln ε(θ) - ln target``, and ``ε`` falls at least as ``θ^{-1/2}`` in every family
@@ -356,14 +395,14 @@ def _bracket_and_search(excess: Callable[[float], float], first: float, rtol: fl
         hi, f_hi = first, f0
         while True:
             lo = hi * math.exp(-step)
-            if lo < 1e-300:
+            if lo < 1e-300 or (deadline is not None and time.monotonic() > deadline):
                 return hi
             f_lo = checked(lo)
             if f_lo > 0:
                 break
             hi, f_hi = lo, f_lo
             step *= 2
-    return smallest(checked, lo, hi, rtol=rtol, log=True, f_lo=f_lo, f_hi=f_hi)
+    return smallest(checked, lo, hi, rtol=rtol, log=True, f_lo=f_lo, f_hi=f_hi, deadline=deadline)
 
 
 #: The largest first step of the calibration bracket in ``ln θ`` (a factor ``e^2``); later steps double.

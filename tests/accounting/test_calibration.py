@@ -275,3 +275,28 @@ def test_skellam_calibration_over_compositions_needs_few_evaluations(monkeypatch
     assert got.value == pytest.approx(sigma**2, rel=1e-2)
     less = Accountant().compose(AdditiveNoise(Skellam(got.value * (1 - 2e-6))), 300).epsilon(1e-6)
     assert less.lo > 1.0 - 1e-5  # within the enclosure's width of failing
+
+
+@pytest.mark.parametrize("family", ["discrete-laplace", "skellam", "gaussian"])
+def test_a_time_limit_stops_the_search_with_a_certified_answer(family: str) -> None:
+    """With a time limit the search stops at the first level known to meet the target once the
+    limit has passed: certified, never below the least noise, and says it did not converge."""
+    full = calibrate(family, 1.0, 1e-6, compositions=10)
+    quick = calibrate(family, 1.0, 1e-6, compositions=10, time_limit=1e-9)
+    assert quick.epsilon.hi <= 1.0
+    assert quick.value >= full.value
+    assert full.converged
+    if quick.value > full.value:
+        assert not quick.converged
+        assert quick.not_met < full.value or quick.not_met == 0.0
+    if quick.not_met > 0:  # a level that was accounted and missed: below the least noise
+        assert quick.not_met < full.value
+        assert calibrate_epsilon(family, quick.not_met) > 1.0
+
+
+def calibrate_epsilon(family: str, theta: float) -> float:
+    """ε(1e-6) of 10 compositions at parameter θ, from the Accountant directly."""
+    from accounting import Accountant, AdditiveNoise, DiscreteLaplace, Gaussian, Skellam
+
+    noise = {"discrete-laplace": DiscreteLaplace, "skellam": Skellam, "gaussian": Gaussian}[family](theta)
+    return float(Accountant().compose(AdditiveNoise(noise, 1), 10).epsilon(1e-6).hi)
