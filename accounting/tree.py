@@ -29,6 +29,7 @@ add/remove-one. Under the paper's own replace-one relation, ``‖xy - x'y'‖ <=
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Literal
 
@@ -234,5 +235,5 @@ def calibrate_sigma(
         delta,
         neighbouring=s.neighbouring,
         rtol=0.0,
-        guess=start,
+        guess=start if math.isfinite(start) else None,  # ε below ~1e-305: the closed form overflows
     )
