@@ -17,6 +17,8 @@ name                       what it is
 ``ldp-fedlinucb-lazy``     Algorithm 8 (§11.1) + protocol P: decisions from synced data only
 ``sdp-fedlinucb-amp``      Algorithm 1 + P with a shuffler, σ0 of Theorem 5.3 (Lemma F.2)
 ``sdp-fedlinucb-amp-lazy`` the same with Algorithm 8's decisions
+``sdp-fedlinucb-vec``      Algorithm 1 + P_T^Vec (Algorithms 5-6, Theorem 5.5): shuffle vector sums
+``sdp-fedlinucb-vec-lazy`` the same with Algorithm 8's decisions
 ``dubey-pentland``         Dubey & Pentland 2020 as the paper's Algorithm 3 (§7.1): adaptive
                            sync rule on non-private local data — **not private** (§7.2)
 =========================  =================================================================
@@ -56,6 +58,21 @@ composition in which only the changed user's silo's ``κ`` nodes per stream depe
 exact ε is also a central (shuffle-model) guarantee; :attr:`Privacy.epsilon` is the smaller of it
 and Theorem 5.3's certified total (where the run's δ covers the theorem's). Inside the theorem's
 range ``σ0 ≳ T·polylog`` (§5.2.4 [O]), so the plain Gaussian ledger is usually the smaller.
+
+**SDP via the vector-sum protocol P_T^Vec** (Algorithms 5-6, Theorem 5.5, spec §5.3, §10.5).
+The node of level ``i`` is one P_Vec call over its ``n_i = 2^i B M`` data points (every silo's
+per-round ``x y`` and upper triangle of ``x xᵀ``, norms ``<= clip`` and ``<= 1``), re-randomized
+afresh in each call; the analyzer's view is simulated exactly by :func:`learners.protocols.shuffle_sum`'s
+count path (``Σ x̂ + Bin(n b, p)``), one batch at a time (:meth:`_State.vector_step`). Its noise is
+central-level (one noise per call, no factor ``M``: ``λ`` and the theory radius use ``√κ σ̂``).
+``sigma_mode="exact"``: :func:`accounting.calibration.shuffle_sum_parameters` ``("cheu-vector")``
+at a per-call ``(ε0, δ0)`` with ``δ0 = δ/(4κ)`` and ``ε0`` the largest whose optimal composition over
+the ``2κ`` calls a user's two points enter meets ``(ε, δ)``; the ledger holds those ``ApproxDP``
+calls and ``ε`` is their Kairouz–Oh–Viswanath composition (the accountant's ``pld`` route), certified
+for the lazy variant (Algorithm 1's within-batch adaptivity changes up to ``B`` points, §10.1).
+``"code"``: the authors' ``b = ⌈g² ln(d²/δ)²/(ε² n)⌉`` (``scale = 1``, ceil instead of numpy's
+truncation), uncertified: no ledger, ``ε = inf``. The 24·10⁴ of the theory mode (spec [K], constants
+uncertain) makes its noise far larger than the code's (σ̂ ≈ 10⁴ against 2 at ``d = 4``, ``ε = 1``).
 
 **Sensitivities** (``sensitivity``; spec §10.2). ``"replace-one"`` (default, the paper's relation):
 ``2c`` on the bias stream and ``√2`` on the covariance, with rewards clipped to ``[-c, c]``
@@ -115,7 +132,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cache, cached_property
 from types import MappingProxyType
 from typing import Any
@@ -128,13 +145,15 @@ from threadpoolctl import threadpool_limits
 from accounting import _validate as v
 from accounting._certified import DEFAULT_DPS, float_up
 from accounting.accountant import Accountant, Event
-from accounting.mechanisms import AdditiveNoise
+from accounting.calibration import ShuffleSumParameters, shuffle_sum_parameters
+from accounting.mechanisms import AdditiveNoise, ApproxDP
 from accounting.neighbouring import Neighbouring
 from accounting.noise import Gaussian
 from accounting.shuffle import Theorem53Calibration, theorem53_sigma0
 from accounting.tree import PAPER, REPLACE_ONE, Sensitivities, Tree, calibrate_sigma, code_sigma, paper_sigma
 from learners.errors import ParameterError, ParameterTypeError, ProtocolError
 from learners.linear_instances import CHUNK, LinearInstance, NoiseTape, keyed_stream
+from learners.protocols import shuffle_sum
 
 __all__ = [
     "ALGORITHMS",
@@ -147,6 +166,7 @@ __all__ = [
     "Privacy",
     "RunResult",
     "SyncRecord",
+    "VectorSum",
     "make_learner",
     "noise_of",
     "privacy_of",
@@ -172,6 +192,8 @@ class Algorithm:
     schedule: str
     #: The trust model its privacy is stated in (``"silo-ldp"``, ``"shuffle"`` or ``"none"``).
     model: str
+    #: How a node is released: ``"gaussian"`` (protocol P) or ``"vector-sum"`` (P_T^Vec, §5.3).
+    release: str = "gaussian"
 
 
 ALGORITHMS: dict[str, Algorithm] = {
@@ -181,6 +203,10 @@ ALGORITHMS: dict[str, Algorithm] = {
     "ldp-fedlinucb-lazy": Algorithm("LDP-FedLinUCB-Lazy", True, True, "fixed", "silo-ldp"),
     "sdp-fedlinucb-amp": Algorithm("SDP-FedLinUCB-Amp", True, False, "fixed", "shuffle"),
     "sdp-fedlinucb-amp-lazy": Algorithm("SDP-FedLinUCB-Amp-Lazy", True, True, "fixed", "shuffle"),
+    "sdp-fedlinucb-vec": Algorithm("SDP-FedLinUCB-Vec", True, False, "fixed", "shuffle", "vector-sum"),
+    "sdp-fedlinucb-vec-lazy": Algorithm(
+        "SDP-FedLinUCB-Vec-Lazy", True, True, "fixed", "shuffle", "vector-sum"
+    ),
     "dubey-pentland": Algorithm("Dubey-Pentland (not private)", True, False, "adaptive", "none"),
 }
 
@@ -277,12 +303,20 @@ class Learner:
             raise ParameterError("batch", self.batch, f"None ('{self.name}' syncs adaptively)")
         _choice("sigma_mode", self.sigma_mode, SIGMA_MODES)
         if algorithm.model == "shuffle" and self.sigma_mode == "paper":
-            raise ParameterError(
-                "sigma_mode",
-                self.sigma_mode,
-                "'exact' or 'code' (Theorem 5.3 states σ0 only up to constants)",
+            why = (
+                "Theorem 5.5's split spends all of δ on the calls (§5.3.3)"
+                if algorithm.release == "vector-sum"
+                else "Theorem 5.3 states σ0 only up to constants"
             )
+            raise ParameterError("sigma_mode", self.sigma_mode, f"'exact' or 'code' ({why})")
         _choice("sensitivity", self.sensitivity, SENSITIVITIES)
+        if algorithm.release == "vector-sum" and self.sensitivity != "replace-one":
+            raise ParameterError(
+                "sensitivity",
+                self.sensitivity,
+                "'replace-one' (P_Vec's guarantee is per data point, under replace-one: ‖x y‖ <= clip, "
+                "‖upper(x xᵀ)‖ <= 1)",
+            )
         if self.sensitivity == "batch" and algorithm.schedule != "fixed":
             raise ParameterError(
                 "sensitivity", self.sensitivity, "'replace-one' or 'add-remove' (no fixed B)"
@@ -377,6 +411,9 @@ class Noise:
         What was checked (Theorem 5.3), or empty.
     amplified : tuple of (float, float) or None
         Theorem 5.3's certified total ``(ε, δ)`` at this σ0 (exact shuffle mode only).
+    vector : VectorSum or None
+        The P_T^Vec parameters (the vector-sum variants only); then ``sigma0`` is the largest
+        per-coordinate noise sd of one node release, over levels and streams.
     """
 
     sigma0: float
@@ -387,13 +424,66 @@ class Noise:
     feasible: bool = True
     conditions: str = ""
     amplified: tuple[float, float] | None = None
+    vector: VectorSum | None = None
 
     @property
     def tree(self) -> Tree | None:
-        """The tree release this noise makes (``None`` without privacy)."""
-        if not 0 < self.sigma0 < math.inf or self.sensitivities is None:
+        """The Gaussian tree release this noise makes (``None`` without privacy or for P_T^Vec)."""
+        if not 0 < self.sigma0 < math.inf or self.sensitivities is None or self.vector is not None:
             return None
         return Tree(self.sigma0, self.syncs, 1, self.sensitivities)
+
+    def copies(self, agents: int) -> int:
+        """Independent noises in a node sum over the silos: ``M`` (each silo adds its own, protocol P)
+        or 1 (P_Vec adds noise once per call, central-level: §5.3.3, "no factor M")."""
+        return 1 if self.vector is not None else agents
+
+
+@dataclass(frozen=True)
+class VectorSum:
+    """The P_T^Vec protocol of a run (Algorithms 5-6, spec §5.3): a P_Vec call per node and stream.
+
+    The node of level ``i`` sums ``n_i = 2^i B M`` data points (every silo's ``x y`` or upper
+    triangle of ``x xᵀ`` of its ``2^i B`` rounds), each ``R_vec``-randomized afresh in every call
+    it enters, at most ``κ`` per stream.
+
+    Attributes
+    ----------
+    epsilon0, delta0 : float
+        The cited per-call ``(ε0, δ0)``-SDP (``"exact"``), or the code's total ``(ε, δ)`` that its
+        ``b`` is computed from (``"code"``, not a guarantee).
+    bias, cov : tuple of ShuffleSumParameters
+        Level ``i``'s parameters (``n_i`` users; ``D = d`` with bound ``clip``, ``D = d(d+1)/2``
+        with bound 1).
+    certified : bool
+        Whether each call's ``(ε0, δ0)`` is the cited theorem's (``"exact"``: parameters from
+        :func:`accounting.calibration.shuffle_sum_parameters` ``("cheu-vector")``); the code's
+        ``scale = 1`` parameters certify nothing (§10.5).
+    """
+
+    epsilon0: float
+    delta0: float
+    bias: tuple[ShuffleSumParameters, ...]
+    cov: tuple[ShuffleSumParameters, ...]
+    certified: bool
+
+    @property
+    def event(self) -> ApproxDP:
+        """One call's cited guarantee, as the ledger holds it (both streams: the same pair)."""
+        return ApproxDP(
+            self.epsilon0,
+            self.delta0,
+            "P_Vec (Cheu et al. 2021) per call, federated LCB §5.3.2 / Theorem 5.5",
+        )
+
+    def variance(self, level: int, stream: str) -> tuple[float, float]:
+        """Bounds on the per-coordinate noise variance of the level's release:
+        ``n b p (1 - p) / scale²`` (the binomial part, exact) and that plus ``n/(4 scale²)`` (the
+        randomized rounding adds ``Σ f(1 - f) <= n/4`` encoded units², data dependent)."""
+        params = (self.bias if stream == "bias" else self.cov)[level]
+        n, b, p, scale = params.users, params.b, params.p, params.scale
+        binomial = n * b * p * (1 - p) / scale**2
+        return binomial, binomial + n / (4 * scale**2)
 
 
 @cache
@@ -416,10 +506,11 @@ def _code_sdp_sigma(epsilon: float, delta: float, kappa: int, agents: int, horiz
         return float_up(mp.sqrt(inner) / (e * mp.sqrt(agents)))
 
 
-def noise_of(learner: Learner, horizon: int, agents: int | None = None) -> Noise:
+def noise_of(learner: Learner, horizon: int, agents: int | None = None, *, dim: int | None = None) -> Noise:
     """``σ0`` and the tree of ``learner`` over ``horizon`` rounds (calibrations are memoized).
 
-    ``agents`` (``M``) is required by the shuffle variants, whose σ0 depends on it.
+    ``agents`` (``M``) is required by the shuffle variants, whose σ0 depends on it; ``dim``
+    (``d``) by the vector-sum variants, whose P_Vec parameters depend on ``D = d, d(d+1)/2``.
     """
     if not isinstance(learner, Learner):
         raise ParameterTypeError("learner", learner, "a learners.linear.Learner (see make_learner)")
@@ -440,6 +531,14 @@ def noise_of(learner: Learner, horizon: int, agents: int | None = None) -> Noise
                 "agents", agents, f"the number of silos M >= 1 (required by '{learner.name}')"
             )
         m = v.integer("agents", agents, minimum=1)
+        if learner.algorithm.release == "vector-sum":
+            if dim is None:
+                raise ParameterError("dim", dim, f"the dimension d >= 1 (required by '{learner.name}')")
+            d = v.integer("dim", dim, minimum=1)
+            clip = learner.clip if learner.clip is not None else 1.0
+            vec = _vector_sum(learner.epsilon, learner.delta, kappa, batch * m, d, clip, learner.sigma_mode)
+            sd = max(math.sqrt(vec.variance(i, s)[1]) for i in range(kappa) for s in ("bias", "cov"))
+            return Noise(float_up(sd), learner.sigma_mode, syncs, kappa, sens, vector=vec)
         if learner.sigma_mode == "code":
             sigma = _code_sdp_sigma(learner.epsilon, learner.delta, kappa, m, T)
             return Noise(sigma, "code", syncs, kappa, sens)
@@ -456,6 +555,87 @@ def noise_of(learner: Learner, horizon: int, agents: int | None = None) -> Noise
     return Noise(sigma, learner.sigma_mode, syncs, kappa, sens)
 
 
+#: Bisection steps for the per-call ε0 of P_T^Vec (relative precision ~2^-40).
+_VEC_STEPS = 40
+
+
+def _vec_total(epsilon0: float, delta0: float, calls: int, delta: float) -> float:
+    """ε at ``delta`` of ``calls`` adaptive ``(ε0, δ0)``-DP releases: Kairouz–Oh–Viswanath's optimal
+    composition (the accountant's ``pld`` route for cited pairs), rounded up."""
+    accountant = Accountant(Neighbouring.REPLACE_ONE)
+    accountant.compose(Event(ApproxDP(epsilon0, delta0, "P_Vec call"), calls))
+    return float(accountant.epsilon(delta, route="pld"))
+
+
+@cache
+def _vec_budget(epsilon: float, delta: float, kappa: int) -> tuple[float, float]:
+    """The per-call ``(ε0, δ0)`` of P_T^Vec's ``"exact"`` mode (§5.3.3, the spec's safe reading).
+
+    A user's two data points (bias and covariance) each enter at most ``κ`` calls: ``2κ`` adaptive
+    ``(ε0, δ0)``-SDP calls. ``δ0 = δ/(4κ)`` (half of ``δ`` spent by the calls, half left to the
+    composition) and ``ε0`` the largest, by bisection, whose optimal composition (Kairouz–Oh–
+    Viswanath) is at most ``ε`` at ``δ``; ``ε0 <= 15``, the range of P_Vec's guarantee. Theorem 5.5
+    instead uses advanced composition with ``ε0 = ε/(2√(2κ log(2/δ)))`` and ``δ0 = δ/(2κ)`` per
+    stream, which spends all of ``δ`` on the calls and drops the second-order term (§5.3.3 [O]).
+    """
+    delta0 = delta / (4 * kappa)
+    calls = 2 * kappa
+    hi = min(15.0, epsilon)
+    if _vec_total(hi, delta0, calls, delta) <= epsilon:
+        return hi, delta0
+    lo = 0.0
+    for _ in range(_VEC_STEPS):
+        mid = (lo + hi) / 2
+        if _vec_total(mid, delta0, calls, delta) <= epsilon:
+            lo = mid
+        else:
+            hi = mid
+    if lo <= 0:
+        raise ProtocolError(f"no per-call ε0 > 0 meets (ε, δ) = ({epsilon:g}, {delta:g}) over {calls} calls")
+    return lo, delta0
+
+
+def _code_vec_parameters(
+    epsilon: float, delta: float, users: int, dim: int, coords: int, bound: float
+) -> ShuffleSumParameters:
+    """The authors' code's P_Vec parameters [C]: ``g = max(⌈2√n⌉, d, 4)``, ``p = 1/4``,
+    ``b = ⌈g² ln(d²/δ)²/(ε² n)⌉`` (``scale = 1``, the total ``(ε, δ)``; the code leaves ``b`` a
+    float, which numpy truncates, §10.5) — not a guarantee."""
+    with mp.workdps(50):
+        g = max(int(mp.ceil(2 * mp.sqrt(users))), dim, 4)
+        b = max(
+            1,
+            int(
+                mp.ceil(g**2 * mp.log(mp.mpf(dim) ** 2 / mp.mpf(delta)) ** 2 / (mp.mpf(epsilon) ** 2 * users))
+            ),
+        )
+    levels = 2 * g
+    return ShuffleSumParameters(
+        "cheu-vector", epsilon, delta, users, coords, bound, g, levels, b, 0.25, coords * (levels + b),
+        "UNCERTIFIED: the authors' code's P_Vec parameters (scale = 1, total (ε, δ)), spec §10.5",
+    )  # fmt: skip
+
+
+@cache
+def _vector_sum(
+    epsilon: float, delta: float, kappa: int, users0: int, dim: int, clip: float, mode: str
+) -> VectorSum:
+    """P_T^Vec's parameters per level (``n_i = 2^i users0``, ``users0 = B M``)."""
+    cov = dim * (dim + 1) // 2
+    if mode == "code":
+        bias = tuple(_code_vec_parameters(epsilon, delta, users0 << i, dim, dim, clip) for i in range(kappa))
+        covs = tuple(_code_vec_parameters(epsilon, delta, users0 << i, dim, cov, 1.0) for i in range(kappa))
+        return VectorSum(epsilon, delta, bias, covs, False)
+    eps0, delta0 = _vec_budget(epsilon, delta, kappa)
+    bias = tuple(
+        shuffle_sum_parameters("cheu-vector", eps0, delta0, users0 << i, dim, clip) for i in range(kappa)
+    )
+    covs = tuple(
+        shuffle_sum_parameters("cheu-vector", eps0, delta0, users0 << i, cov, 1.0) for i in range(kappa)
+    )
+    return VectorSum(eps0, delta0, bias, covs, True)
+
+
 def regularizer_of(learner: Learner, noise: Noise, agents: int, dim: int) -> float:
     """``λ``: the learner's own, or the code's ``√M`` / ``√(Mκ) σ0 (√(κ + log(1/α)) + √d)`` (§3.1)."""
     if learner.regularizer is not None:
@@ -465,7 +645,15 @@ def regularizer_of(learner: Learner, noise: Noise, agents: int, dim: int) -> flo
     if noise.sigma0 <= 0:
         return math.sqrt(m)
     k = noise.kappa
-    return math.sqrt(m * k) * noise.sigma0 * (math.sqrt(k + math.log(1 / learner.alpha)) + math.sqrt(d))
+    sigma = noise.sigma0
+    if noise.vector is not None and learner.sigma_mode == "code" and learner.delta is not None:
+        # the code's "noise level" of the vector-sum variant (§5.3.3 [C]), used only for λ
+        assert learner.epsilon is not None
+        delta = learner.delta
+        sigma = math.sqrt(k * math.log(1 / delta)) * math.log(k * d * d / delta) / learner.epsilon
+    return (
+        math.sqrt(noise.copies(m) * k) * sigma * (math.sqrt(k + math.log(1 / learner.alpha)) + math.sqrt(d))
+    )
 
 
 def _radius(
@@ -484,7 +672,7 @@ def _radius(
         return code
     if noise.sigma0 > 0:
         lo, hi = lam / 2, 3 * lam / 2
-        total = math.sqrt(m * noise.kappa) * noise.sigma0
+        total = math.sqrt(noise.copies(m) * noise.kappa) * noise.sigma0
         nu = total * (math.sqrt(d) + math.sqrt(2 * math.log(4 * noise.syncs / a))) / math.sqrt(lo)
     else:
         lo = hi = lam
@@ -504,11 +692,13 @@ def _radius(
 
 
 @cache
-def _epsilon(events: tuple[Event, ...], neighbouring: Neighbouring, dps: int, delta: float) -> float:
+def _epsilon(
+    events: tuple[Event, ...], neighbouring: Neighbouring, dps: int, delta: float, route: str = "auto"
+) -> float:
     accountant = Accountant(neighbouring, dps)
     for event in events:
         accountant.compose(event)
-    return float(accountant.epsilon(delta))
+    return float(accountant.epsilon(delta, route=route))
 
 
 @dataclass(frozen=True)
@@ -582,6 +772,8 @@ def privacy_of(learner: Learner, noise: Noise, ledgers: Mapping[int, Accountant]
         )  # fmt: skip
     assert learner.epsilon is not None
     assert noise.sensitivities is not None
+    if noise.vector is not None:
+        return _vector_privacy(learner, noise, noise.vector, ledgers, d)
     per = tuple(
         (n, _epsilon(ledgers[n].ledger, ledgers[n].neighbouring, ledgers[n].dps, d)) for n in sorted(ledgers)
     )
@@ -644,6 +836,62 @@ def privacy_of(learner: Learner, noise: Noise, ledgers: Mapping[int, Accountant]
         sigma_mode=learner.sigma_mode,
         kappa=noise.kappa,
         sensitivity=sens.name,
+        nodes=per,
+        argument=argument,
+        message="; ".join(notes),
+    )
+
+
+def _vector_privacy(
+    learner: Learner, noise: Noise, vec: VectorSum, ledgers: Mapping[int, Accountant], delta: float
+) -> Privacy:
+    """The privacy of a P_T^Vec run (Theorem 5.5's argument, accounted exactly)."""
+    assert learner.epsilon is not None
+    notes: list[str] = []
+    if vec.certified:
+        per = tuple(
+            (n, _epsilon(ledgers[n].ledger, ledgers[n].neighbouring, ledgers[n].dps, delta, "pld"))
+            for n in sorted(ledgers)
+        )
+        content = max((e for _, e in per), default=0.0)
+    else:
+        per = ()
+        content = math.inf
+        notes.append(
+            "sigma_mode='code': the authors' P_Vec parameters (b = g² ln(d²/δ)²/(ε² n), scale = 1, the total "
+            "(ε, δ) per call) are not covered by the cited theorem (§10.5): nothing is certified, no ledger"
+        )
+    certified = vec.certified and learner.lazy
+    if vec.certified and not learner.lazy:
+        notes.append(
+            "Algorithm 1 decides from the silo's non-private current-batch data, so one user can change "
+            "up to B data points of a call (spec §10.1), beyond P_Vec's per-point guarantee; "
+            "content_epsilon is not a guarantee of this run (use 'sdp-fedlinucb-vec-lazy')"
+        )
+    epsilon = content if certified else math.inf
+    meets = certified and epsilon <= learner.epsilon
+    if certified and not meets:
+        notes.append(f"the release's epsilon {epsilon:g} exceeds the claimed {learner.epsilon:g}")
+    argument = (
+        "shuffle DP (Definition 2.3) under replace-one: each user's bias point (norm <= clip) and "
+        f"covariance point (norm <= 1) enter at most kappa = {noise.kappa} P_Vec calls each (Algorithm 5), "
+        f"every call ({vec.epsilon0:g}, {vec.delta0:g})-SDP as cited (Cheu et al. 2021, spec §5.3.2); the "
+        "2 kappa calls composed optimally (Kairouz-Oh-Viswanath, the accountant's pld route), "
+        "as Theorem 5.5 composes them"
+    )
+    return Privacy(
+        model=learner.algorithm.model,
+        claimed_epsilon=learner.epsilon,
+        claimed_delta=learner.delta,
+        epsilon=epsilon,
+        delta=delta,
+        content_epsilon=content,
+        certified=certified,
+        meets_claim=meets,
+        sigma0=noise.sigma0,
+        sigma_mode=learner.sigma_mode,
+        kappa=noise.kappa,
+        sensitivity="replace-one (per data point)",
         nodes=per,
         argument=argument,
         message="; ".join(notes),
@@ -816,7 +1064,20 @@ class _State:
         self.synced_b = np.zeros((R, d))
         self.synced_c = np.zeros((R, d, d))
         k = noise.kappa
-        if learner.private:
+        self.vector = noise.vector
+        if self.vector is not None:
+            # P_T^Vec: the current batch's data points, and per level the analyzer's estimates of
+            # the batches since that level's window opened (module docstring)
+            batch = learner.batch or 1
+            self.triu = np.triu_indices(d)
+            D = self.triu[0].size
+            self.points_b = np.zeros((R, batch, M, d))
+            self.points_c = np.zeros((R, batch, M, D))
+            self.acc_b = np.zeros((R, k, d))
+            self.acc_c = np.zeros((R, k, D))
+            self.server_b = np.zeros((R, k, d))
+            self.server_c = np.zeros((R, k, d, d))
+        elif learner.private:
             self.alpha_b = np.zeros((R, M, k, d))
             self.alpha_c = np.zeros((R, M, k, d, d))
             self.server_b = np.zeros((R, k, d))
@@ -878,12 +1139,62 @@ class _State:
             }
         return prefix_b, prefix_c, extra
 
+    def record_point(self, j: int, x: FloatArray, y: FloatArray) -> None:
+        """Keep round ``j`` of the batch's data points ``x y`` and the upper triangle of ``x xᵀ`` (P_Vec)."""
+        self.points_b[:, j] = x * y[..., None]
+        self.points_c[:, j] = x[..., self.triu[0]] * x[..., self.triu[1]]
+
+    def vector_step(self, ra: IntArray) -> tuple[FloatArray, FloatArray, dict[str, Any]]:
+        """P_T^Vec (Algorithms 5-6) at sync ``step[ra]``: the released prefixes.
+
+        The node of level ``i`` at step ``k`` is one P_Vec call over the data points of batches
+        ``k - 2^i + 1 .. k`` (every silo's). Its analyzer sees the count of ones per coordinate,
+        ``Σ x̂ + Bin(n_i b_i, p)`` (:func:`learners.protocols.shuffle_sum`'s exact path), and that
+        count is the sum over the window's batches of ``Σ_batch x̂ + Bin(n_batch b_i, p)``: so each
+        batch is randomized, when it ends, at every level's parameters (fresh rounding and
+        binomials per level: a point is randomized afresh in each call it enters), the estimates are
+        accumulated per level, and level ``i``'s accumulator is released at the next step of
+        level ``i`` and cleared with those below it. Points are kept for one batch only.
+        """
+        vec = self.vector
+        assert vec is not None
+        assert self.keys is not None
+        n, M, d, kappa = ra.size, self.M, self.d, self.noise.kappa
+        step = self.step[ra]
+        level = np.log2(step & -step).astype(np.int64)
+        users = self.points_b.shape[1] * M
+        for j, r in enumerate(ra.tolist()):  # one keyed stream per repetition (see the module docstring)
+            gen = keyed_stream((int(self.keys[r, 0]), int(self.keys[r, 1])), int(step[j]), 2)
+            xb = self.points_b[r].reshape(1, users, d)
+            xc = self.points_c[r].reshape(1, users, -1)
+            for i in range(kappa):
+                self.acc_b[r, i] += shuffle_sum(xb, replace(vec.bias[i], users=users), gen)[0]
+                self.acc_c[r, i] += shuffle_sum(xc, replace(vec.cov[i], users=users), gen)[0]
+        released_b = self.acc_b[ra, level]
+        released_c = np.zeros((n, d, d))
+        released_c[:, self.triu[0], self.triu[1]] = self.acc_c[ra, level]
+        released_c = released_c + np.triu(released_c, 1).swapaxes(-1, -2)
+        self.server_b[ra, level] = released_b
+        self.server_c[ra, level] = released_c
+        below = np.arange(kappa)[None, :] <= level[:, None]  # (n, κ): cleared levels
+        self.acc_b[ra] *= ~below[..., None]
+        self.acc_c[ra] *= ~below[..., None]
+        bits = ((step[:, None] >> np.arange(kappa)[None, :]) & 1).astype(np.float64)
+        prefix_b = np.einsum("nj,njd->nd", bits, self.server_b[ra])
+        prefix_c = np.einsum("nj,njde->nde", bits, self.server_c[ra])
+        return prefix_b, prefix_c, {"level": level}
+
     def account(self, step: int) -> None:
         """Compose the node released at sync ``step`` into the ledger of every batch it contains."""
         sens = self.noise.sensitivities
         assert sens is not None
-        gauss = Gaussian(self.noise.sigma0)
-        bias, cov = Event(AdditiveNoise(gauss, sens.bias)), Event(AdditiveNoise(gauss, sens.covariance))
+        if self.vector is not None:
+            if not self.vector.certified:
+                return  # the code's parameters certify nothing: no ledger (privacy_of says so)
+            bias = cov = Event(self.vector.event)
+        else:
+            gauss = Gaussian(self.noise.sigma0)
+            bias, cov = Event(AdditiveNoise(gauss, sens.bias)), Event(AdditiveNoise(gauss, sens.covariance))
         while len(self.batch_ledgers) < step:
             self.batch_ledgers.append(Accountant(sens.neighbouring))
         width = step & -step
@@ -898,7 +1209,10 @@ class _State:
         self.exact_b[ra] += gb.sum(axis=1)
         self.exact_c[ra] += gc.sum(axis=1)
         extra: dict[str, Any] = {}
-        if learner.private:
+        if self.vector is not None:
+            pb, pc, extra = self.vector_step(ra)
+            self.account(int(self.step[ra[0]]))
+        elif learner.private:
             pb, pc, extra = self.tree_step(ra, gb, gc, observer is not None)
             if learner.algorithm.schedule == "fixed":
                 self.account(int(self.step[ra[0]]))
@@ -1049,7 +1363,7 @@ def run(
     inst0 = insts[0]
     d, M = inst0.dim, inst0.agents
     shared = all(inst == inst0 for inst in insts)
-    noise = noise_of(learner, T, M)
+    noise = noise_of(learner, T, M, dim=d)
     if not noise.feasible:
         raise ProtocolError(
             f"'{learner.name}' at (ε, δ) = ({learner.epsilon:g}, {learner.delta:g}), M = {M}, T = {T}: "
@@ -1102,6 +1416,8 @@ def run(
                 pseudo_total += (top[:, j] - mu_a).sum(axis=-1)
                 realized_total += (r_best - y).sum(axis=-1)
                 yc = np.clip(y, -clip, clip) if clip is not None else y
+                if st.vector is not None:
+                    st.record_point((t - 1) % (learner.batch or 1), x, yc)
                 st.U += x * yc[..., None]
                 st.W += x[..., :, None] * x[..., None, :]
                 if not lazy:

@@ -6,12 +6,17 @@ and from the offline stand-in built from scikit-learn's bundled digits data.
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import numpy as np
 import pytest
 from sklearn.datasets import dump_svmlight_file
 
+from accounting.accountant import Accountant, Event
+from accounting.calibration import shuffle_sum_parameters
+from accounting.mechanisms import ApproxDP
+from accounting.neighbouring import Neighbouring
 from learners.datasets import (
     FEATURE_SETS,
     INTERCEPT,
@@ -22,8 +27,8 @@ from learners.datasets import (
     query_instance,
 )
 from learners.errors import ParameterError
-from learners.linear import make_learner, run
-from learners.linear_instances import CHUNK, LinearInstance, QueryInstance
+from learners.linear import RunResult, SyncRecord, make_learner, noise_of, run
+from learners.linear_instances import CHUNK, LinearInstance, QueryInstance, SyntheticInstance, draw_synthetic
 
 QUERIES, AGENTS = 42, 4  # 10 queries per silo, the last 2 unused
 
@@ -270,3 +275,117 @@ def test_bad_settings(mslr_file: Path) -> None:
         default_linear_instance(agents=0)
     with pytest.raises(ParameterError, match="agents"):
         QueryInstance(np.ones((3, 2)), np.zeros(3), np.array([0, 1, 3]), 3, np.zeros(2), (1, 2))
+
+
+# ------------------------------------------------------------------------------------------
+# SDP via the vector-sum protocol P_T^Vec (Algorithms 5-6, Theorem 5.5, spec §5.3, §10.5)
+# ------------------------------------------------------------------------------------------
+
+
+def _synthetic() -> SyntheticInstance:
+    return draw_synthetic(np.random.default_rng(2), dim=4, arms=10, agents=4)
+
+
+def test_vec_parameters_theory_and_code() -> None:
+    d, M, B, T = 4, 4, 5, 320  # K = 64 syncs, kappa = 7
+    vec_learner = make_learner("sdp-fedlinucb-vec-lazy", 1.0, delta=0.1, batch=B)
+    noise = noise_of(vec_learner, T, M, dim=d)
+    vec = noise.vector
+    assert vec is not None
+    assert vec.certified
+    assert noise.kappa == 7
+    assert vec.delta0 == 0.1 / (4 * 7)
+    # the largest ε0 whose optimal composition over 2κ calls meets (1, 0.1)
+    acc = Accountant(Neighbouring.REPLACE_ONE)
+    acc.compose(Event(ApproxDP(vec.epsilon0, vec.delta0, "x"), 14))
+    assert float(acc.epsilon(0.1, route="pld")) <= 1.0
+    acc = Accountant(Neighbouring.REPLACE_ONE)
+    acc.compose(Event(ApproxDP(vec.epsilon0 * 1.01, vec.delta0, "x"), 14))
+    assert float(acc.epsilon(0.1, route="pld")) > 1.0
+    for i in range(7):
+        n = (B * M) << i
+        assert vec.bias[i] == shuffle_sum_parameters("cheu-vector", vec.epsilon0, vec.delta0, n, d, 1.0)
+        assert vec.cov[i] == shuffle_sum_parameters(
+            "cheu-vector", vec.epsilon0, vec.delta0, n, d * (d + 1) // 2
+        )
+    assert noise.tree is None
+    assert noise.copies(M) == 1  # central-level noise: no factor M (§5.3.3)
+    code = noise_of(
+        make_learner("sdp-fedlinucb-vec", 0.2, delta=0.1, batch=B, sigma_mode="code"), T, M, dim=d
+    )
+    assert code.vector is not None
+    assert not code.vector.certified
+    for i, params in enumerate(code.vector.bias):
+        n = (B * M) << i
+        g = max(math.ceil(2 * math.sqrt(n)), d, 4)
+        assert (params.g, params.levels, params.p) == (g, 2 * g, 0.25)
+        assert isinstance(params.b, int)  # b = ceil(...), never numpy's silent truncation (§10.5)
+        assert params.b == math.ceil(g**2 * math.log(d**2 / 0.1) ** 2 / (0.2**2 * n))
+
+
+@pytest.mark.parametrize("mode", ["exact", "code"])
+def test_vec_noise_variance_equals_its_formula(mode: str) -> None:
+    """One sync (T = B, level 0): the released sums minus the exact sums are the analyzer's noise,
+    unbiased, with per-coordinate variance n b p (1 - p)/scale² plus the rounding's (<= n/(4 scale²))."""
+    inst, B, reps = _synthetic(), 5, 150
+    learner = make_learner("sdp-fedlinucb-vec-lazy", 0.5, delta=0.1, batch=B, sigma_mode=mode)
+    noise = noise_of(learner, B, inst.agents, dim=inst.dim)
+    assert noise.vector is not None
+    seen: list[tuple[np.ndarray, np.ndarray]] = []
+
+    def observe(rec: SyncRecord) -> None:
+        iu = np.triu_indices(inst.dim)
+        seen.append((rec.prefix_bias - rec.exact_bias, (rec.prefix_cov - rec.exact_cov)[:, iu[0], iu[1]]))
+
+    run(learner, inst, B, tapes=[np.random.default_rng(s) for s in range(reps)],
+        rng=np.random.default_rng(3), checkpoints=1, observer=observe)  # fmt: skip
+    ((zb, zc),) = seen
+    for z, stream in ((zb, "bias"), (zc, "cov")):
+        lo, hi = noise.vector.variance(0, stream)
+        var = float(np.mean(z**2))
+        slack = 5 * math.sqrt(2 / z.size)
+        assert lo * (1 - slack) <= var <= hi * (1 + slack), (stream, lo, var, hi)
+        assert abs(float(z.mean())) < 5 * math.sqrt(hi / z.size)
+    assert math.isclose(noise.sigma0, math.sqrt(max(noise.vector.variance(0, s)[1] for s in ("bias", "cov"))))
+
+
+def test_vec_ledger_and_certification() -> None:
+    inst = _synthetic()
+
+    def go(name: str, mode: str = "exact") -> RunResult:
+        learner = make_learner(name, 1.0, delta=0.1, batch=5, sigma_mode=mode)
+        return run(
+            learner, inst, 80, tapes=[np.random.default_rng(0)], rng=np.random.default_rng(1), checkpoints=4
+        )
+
+    lazy = go("sdp-fedlinucb-vec-lazy")
+    assert np.isfinite(lazy.pseudo_regret).all()
+    vec = lazy.noise.vector
+    assert vec is not None
+    assert lazy.privacy.certified
+    assert lazy.privacy.meets_claim
+    assert lazy.privacy.epsilon <= 1.0
+    assert sorted(lazy.ledgers) == [1, 2, 3, 4, 5]  # K = 16 syncs: the first batch enters κ = 5 nodes
+    for n, ledger in lazy.ledgers.items():
+        assert len(ledger.ledger) == 2 * n
+        assert all(e.mechanism == vec.event for e in ledger.ledger)
+    eager = go("sdp-fedlinucb-vec")
+    assert not eager.privacy.certified  # within-batch adaptivity (§10.1)
+    assert eager.privacy.epsilon == math.inf
+    assert eager.privacy.content_epsilon == lazy.privacy.content_epsilon
+    code = go("sdp-fedlinucb-vec-lazy", "code")
+    assert code.ledgers == {}
+    assert code.privacy.epsilon == math.inf
+    assert not code.privacy.certified
+    assert "code" in code.privacy.message
+
+
+def test_vec_refusals() -> None:
+    with pytest.raises(ParameterError, match="sigma_mode"):
+        make_learner("sdp-fedlinucb-vec", 1.0, delta=0.1, sigma_mode="paper")
+    with pytest.raises(ParameterError, match="sensitivity"):
+        make_learner("sdp-fedlinucb-vec", 1.0, delta=0.1, sensitivity="batch")
+    with pytest.raises(ParameterError, match="dim"):
+        noise_of(make_learner("sdp-fedlinucb-vec", 1.0, delta=0.1), 100, 4)
+    with pytest.raises(ParameterError, match="epsilon"):
+        make_learner("sdp-fedlinucb-vec")
