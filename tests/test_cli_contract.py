@@ -120,6 +120,8 @@ def _cases(base: str, table: dict[str, Sequence[str]]) -> list[Case]:
 
 
 SKELLAM = "--noise skellam --variance 10"
+TREE = "--sigma 2 --horizon 10000 --batch 25 --epsilon 1 --delta 1e-6"
+TREE_CALIBRATE = "--calibrate --epsilon 5 --delta 0.1 --horizon 10000 --batch 25 --sensitivity paper"
 ACCOUNT_CASES = [
     *_cases(
         f"epsilon {SKELLAM} --delta 1e-5",
@@ -192,6 +194,21 @@ ACCOUNT_CASES = [
         "demo --epsilons 1",
         {"--epsilons": POSITIVE, "--delta": UNIT, "--users": COUNT, "--dps": DPS},
     ),
+    *_cases(
+        f"tree {TREE}",
+        {
+            "--sigma": [*POSITIVE, "1e-101"],  # sensitivity/sigma at most 1e100
+            "--horizon": [*COUNT, str(2**62 * 25 + 25)],  # K = T/B at most 2^62
+            "--batch": [*COUNT, "10001"],  # at most the horizon
+            "--epsilon": NONNEGATIVE,
+            "--delta": UNIT,
+            "--sensitivity": [*CHOICE, "add-remove", "1"],
+        },
+    ),
+    *_cases(
+        f"tree {TREE_CALIBRATE}",
+        {"--epsilon": [*POSITIVE, "1e-31", "1e31"], "--delta": UNIT, "--horizon": COUNT, "--batch": COUNT},
+    ),
 ]
 
 AUDIT_CASES = [
@@ -243,6 +260,12 @@ MISSING = [
         "--scale",
     ),
     (account_main, "dp-account", "shuffle --epsilon0 1 --users 1000 --delta 1e-6", "--users"),
+    (account_main, "dp-account", "tree --sigma 2 --horizon 10000 --batch 25 --epsilon 1", "--sigma"),
+    (account_main, "dp-account", "tree --sigma 2 --horizon 10000 --batch 25 --epsilon 1", "--epsilon"),
+    (account_main, "dp-account", "tree --sigma 2 --horizon 10000 --batch 25 --epsilon 1", "--horizon"),
+    (account_main, "dp-account", f"tree {TREE_CALIBRATE}", "--delta"),
+    (account_main, "dp-account", f"tree {TREE_CALIBRATE}", "--epsilon"),
+    (account_main, "dp-account", f"tree {TREE_CALIBRATE}", "--batch"),
     (audit_main, "dp-audit", "sampler --noise skellam --variance 10 --samples 1000", "--variance"),
     (audit_main, "dp-audit", "mechanism --noise discrete-laplace --scale 10 --samples 1000", "--noise"),
 ]
@@ -265,6 +288,7 @@ CONFLICTS = [
         "--noise gaussian",
     ),
     (account_main, "dp-account", f"rdp {SKELLAM} --alpha 2 --delta 1e-5", "--delta"),
+    (account_main, "dp-account", f"tree {TREE_CALIBRATE} --sigma 2", "--sigma"),
     (audit_main, "dp-audit", "sampler --noise skellam --variance 10 --sigma 3", "--sigma"),
     (audit_main, "dp-audit", "mechanism --noise gaussian --sigma 3 --users 4", "--users"),
 ]
@@ -558,6 +582,8 @@ def test_json_of_every_cli_is_strict() -> None:
     for main, argv in (
         (account_main, "shuffle --epsilon0 4 --users 1000 --delta 1e-6 --bound all --json"),
         (account_main, "calibrate --noise gaussian --epsilon 1 --delta 1e-5 --json"),
+        (account_main, f"tree {TREE} --json"),
+        (account_main, f"tree {TREE_CALIBRATE} --json"),
         (
             audit_main,
             "mechanism --noise discrete-laplace --scale 10 --samples 1000 --claimed-epsilon inf --json",
@@ -702,6 +728,8 @@ def test_dp_account_curve_bad_ranges_are_refused(base: str, option: str, pair: t
         "rdp --noise gaussian --sigma 2 --alpha 2",
         "calibrate --noise gaussian --epsilon 1 --delta 1e-5",
         "curve --noise gaussian --sigma-range 1 2 --points 2 --delta 1e-5",
+        f"tree {TREE}",
+        f"tree {TREE_CALIBRATE}",
     ],
 )
 def test_dp_account_no_progress_is_accepted_and_quiet(argv: str) -> None:
