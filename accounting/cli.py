@@ -954,7 +954,7 @@ def _tree_head_text(release: tree.Tree) -> list[str]:
     if s is tree.PAPER:
         why = "L = 1, valid under add-remove"
     else:
-        why = "sqrt 2 rounded up; under replace-one, the paper's own relation"
+        why = "sqrt 2 rounded up; replace-one, the paper's relation"
     return [
         f"tree: T = {release.horizon}, B = {release.batch}, K = floor(T/B) = {release.syncs} "
         f"synchronisations, kappa = {release.kappa} levels",
@@ -978,8 +978,7 @@ def _cmd_tree(args: argparse.Namespace) -> int:
     )
     lines = [
         *_tree_head_text(release),
-        f"sigma0 = {sigma!r}: mu = {release.mu()!r} (the release is mu-GDP: each user's data is in "
-        "kappa nodes of each stream)",
+        f"sigma0 = {sigma!r}: the release is mu-GDP with mu = {release.mu()!r}",
     ]
     with _progress(args, "accounting"):
         if args.epsilon is not None and args.delta is not None:
@@ -1056,8 +1055,8 @@ def _tree_calibrate(args: argparse.Namespace, sens: tree.Sensitivities) -> int:
     width = max(len(repr(r["sigma"])) for r in rows.values())
     lines = [
         *_tree_head_text(release),
-        f"least sigma0 = {cal.value!r} for (epsilon, delta) = ({eps:g}, {delta:g}) (certified epsilon = "
-        f"{cal.epsilon.upper!r} at delta = {delta:g}; rounded toward more noise)",
+        f"least sigma0 = {cal.value!r} meeting (epsilon, delta) = ({eps:g}, {delta:g}) (rounded up)",
+        f"its certified epsilon at delta = {delta:g}: {cal.epsilon.upper!r} <= {eps:g}",
         "",
         f"{'sigma0 from':<11}  {'sigma0':>{width}}  {'mu':>22}  {f'delta({eps:g})':>24}  claim",
     ]
