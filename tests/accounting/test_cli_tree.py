@@ -14,10 +14,11 @@ import json
 import shlex
 from typing import Any
 
+import numpy as np
 import pytest
 
 from accounting import tree
-from accounting.cli import MAX_TREE_EPSILON, MIN_TREE_EPSILON, main
+from accounting.cli import MAX_TREE_EPSILON, MIN_TREE_EPSILON, check_claim, main
 
 A4 = "--horizon 10000 --batch 25"
 
@@ -128,6 +129,12 @@ def test_calibrate_under_replace_one_needs_more_noise_than_the_paper_sensitivity
     replace = _tree(f"--calibrate --epsilon 1 --delta 0.1 {A4}")
     assert replace["sigma"] == tree.calibrate_sigma(1, 0.1, 10_000, 25).value
     assert paper["sigma"] < replace["sigma"]
+    # δ(1) of the least σ0 sits at the claim: its direct enclosure may end a hair above 0.1, and
+    # ε(0.1) <= 1 then certifies δ(1) <= 0.1 (the verdict is "meets", the δ shown at most 0.1)
+    assert replace["sigmas"]["exact"]["meets"] is True
+    assert replace["sigmas"]["exact"]["delta"] <= 0.1
+    below = float(np.nextafter(replace["sigma"], 0))
+    assert check_claim(tree.Tree(below, 10_000, 25), 1, 0.1).verdict != "meets"
     # the code's σ0 (L = 1) under replace-one: δ(1) ≈ 0.26 (spec A4, bold)
     assert replace["sigmas"]["code"]["delta"] == pytest.approx(0.26, abs=5e-3)
     assert replace["sigmas"]["code"]["meets"] is False
