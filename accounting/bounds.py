@@ -445,6 +445,8 @@ def gaussian_epsilon_analytic(sigma: float, delta: float, sensitivity: float = 1
     hi = 1.0
     while not ok(hi):
         hi *= 2.0
+        if math.isinf(hi):
+            return math.inf  # no finite float ε suffices (the bracket reached inf)
     return smallest(ok, 0.0, hi)
 
 

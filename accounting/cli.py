@@ -630,6 +630,10 @@ def noise_amount(cal: Calibration) -> NoiseAmount:
     return NoiseAmount(unit, value, per_user, n, "total", "".join(_COMBINE[family]))
 
 
+#: Seconds after which ``calibrate`` stops refining (one more evaluation of a long ledger may run).
+CALIBRATE_TIME_LIMIT = 8.0
+
+
 def _cmd_calibrate(args: argparse.Namespace) -> int:
     family = args.noise
     exact_compositions(args, family == "gaussian")
@@ -646,6 +650,7 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
             route=args.route,
             dps=args.dps,
             neighbouring=_relation(args),
+            time_limit=args.time_limit,
         )
     amount = noise_amount(cal)
     record: dict[str, object] = {
@@ -660,6 +665,8 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
         "epsilon_certified": cal.epsilon.upper,
         "route": cal.route,
         "dps": args.dps,
+        "converged": cal.converged,
+        "not_met": cal.not_met,
     } | _describe(_family_mechanism(cal.mechanism))
     if cal.share is not None:
         record["share"] = noise_to_dict(cal.share)
@@ -681,6 +688,11 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
         if isinstance(cal.share, Polya):
             adds = f"the difference of two {adds} draws"
         text += f"\neach of {args.users} users adds {adds}"
+    if not cal.converged:
+        text += (
+            f"\nthe search stopped at --time-limit {args.time_limit:g} s: the least {cal.parameter} "
+            f"meeting the target lies in ({cal.not_met!r}, {cal.value!r}] (a larger --time-limit narrows it)"
+        )
     return _emit(args, record, text)
 
 
@@ -1592,6 +1604,14 @@ def build_parser() -> argparse.ArgumentParser:
     cal_cmd.add_argument("--noise", choices=FAMILIES, required=True, help="noise family")
     cal_cmd.add_argument("--epsilon", type=_positive_float, required=True, help="target ε > 0")
     cal_cmd.add_argument("--delta", type=_unit_float, required=True, help="target δ in (0, 1)")
+    cal_cmd.add_argument(
+        "--time-limit",
+        type=_positive_float,
+        default=CALIBRATE_TIME_LIMIT,
+        metavar="SECONDS",
+        help="after this many seconds, stop refining once a noise level meeting the target is known "
+        f"(certified, toward more noise; the output gives the bracket; default {CALIBRATE_TIME_LIMIT:g})",
+    )
     common(cal_cmd, sampling=False)
     cal_cmd.set_defaults(func=_cmd_calibrate, dps=15)
 

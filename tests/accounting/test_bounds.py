@@ -676,3 +676,12 @@ def test_extreme_inputs_give_numbers_not_nan(call: Callable[[], float]) -> None:
     value = call()
     assert not math.isnan(value)
     assert value >= 0
+
+
+def test_gaussian_epsilon_beyond_the_floats_is_inf() -> None:
+    """σ = 7e-155 needs ε above the largest float at δ = 1e-300: the doubling search reached inf
+    and handed the bracket [0, inf] to the search (dp-account calibrate at ε = 1e308 failed)."""
+    from accounting.bounds import gaussian_epsilon_analytic
+
+    assert gaussian_epsilon_analytic(7e-155, 1e-300) == math.inf
+    assert math.isfinite(gaussian_epsilon_analytic(1e-150, 1e-300))

@@ -555,3 +555,23 @@ def test_distributed_totals_are_printed_in_decimals(capsys: pytest.CaptureFixtur
     text = capsys.readouterr().out
     assert "total noise of 3 users: Skellam(variance=0.30000000000000004)" in text
     assert "Fraction" not in text
+
+
+def test_calibrate_stops_at_its_time_limit(capsys: pytest.CaptureFixture[str]) -> None:
+    """--time-limit: the search stops refining once a level meets the target; the answer is still
+    certified and the output gives the bracket of the least noise."""
+    import json as _json
+
+    from accounting.cli import main as account
+
+    argv = ["calibrate", "--noise", "skellam", "--epsilon", "1", "--delta", "1e-6", "--compositions", "20"]
+    assert account([*argv, "--time-limit", "1e-9", "--json", "--no-progress"]) == 0
+    quick = _json.loads(capsys.readouterr().out)
+    assert account([*argv, "--json", "--no-progress"]) == 0
+    full = _json.loads(capsys.readouterr().out)
+    assert full["converged"] is True
+    assert quick["epsilon_certified"] <= 1
+    assert quick["variance"] >= full["variance"]
+    if quick["variance"] > full["variance"]:
+        assert quick["converged"] is False
+        assert quick["not_met"] < full["variance"]
