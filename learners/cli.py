@@ -2,7 +2,8 @@
 
 Subcommands:
 
-``list``       the shipped configs, one per figure of the distributed MAB paper (spec §7.4);
+``list``       the shipped configs: one per figure of the distributed MAB paper (spec §7.4), and the
+               federated LinUCB paper's Figure 3(a) in small (``fedlinucb-synthetic``);
 ``run``        run an experiment config (TOML) into a results folder, resuming one left unfinished;
 ``reproduce``  run a shipped config by name (``--quick`` for a small version that takes seconds);
 ``show``       print a shipped config's TOML (``dp-regret show figure2 > my-experiment.toml`` starts
@@ -39,6 +40,7 @@ from learners.experiment import (
     run_experiment,
     shipped_configs,
 )
+from learners.families import InstanceSpec
 from learners.results import summary_table
 
 #: Where results go when ``--out`` is not given: ``results/<name>`` (``-quick`` appended for ``--quick``).
@@ -68,7 +70,8 @@ def _load(path: Path, quick: bool) -> Config:
 def _note_stand_in(config: Config, shipped: str | None) -> None:
     """One line on stderr when a real-data panel runs on the offline stand-in, not MSLR-WEB10K:
     which panels, and how to give the real file (in a copy of the config, for a shipped one)."""
-    panels = [p for p in config.panels if p.instance.kind == "mslr" and p.instance.path is None]
+    panels = [p for p in config.panels if isinstance(p.instance, InstanceSpec) and p.instance.kind == "mslr"]
+    panels = [p for p in panels if isinstance(p.instance, InstanceSpec) and p.instance.path is None]
     if not panels:
         return
     names = ", ".join(p.name for p in panels)
@@ -133,7 +136,8 @@ def _print_summary(summary: dict[str, Any]) -> None:
         summary["results"],
         key=lambda r: (panels.index(r["panel"]), r["epsilon"] or 0.0, labels.index(r["label"])),
     )
-    print("final time-average pseudo-regret Reg(T)/T: mean ± 95% CI half-width")
+    name, symbol = summary.get("regret_label", ["pseudo-regret", "Reg(t)"])
+    print(f"final time-average {name} {symbol.replace('(t)', '(T)')}/T: mean ± 95% CI half-width")
     label_width = max(len(r["label"]) for r in rows)
     for r in rows:
         stats = r["pseudo_regret"]["time_average"]
@@ -171,12 +175,13 @@ _workers = checked(v.integer, integer=True, minimum=1, maximum=4096, why="local 
 def build_parser() -> argparse.ArgumentParser:
     parser = Parser(
         prog="dp-regret",
-        description="Run the regret experiments of the distributed MAB paper (spec §7) and plot them.",
+        description="Run regret experiments (the figures of the distributed MAB and federated LinUCB "
+        "papers, or your own config) and plot them.",
     )
     parser.add_version()
     sub = parser.add_subparsers(dest="command", required=True)
 
-    listing = sub.add_parser("list", help="the shipped configs (one per figure of the paper)")
+    listing = sub.add_parser("list", help="the shipped configs (one per reproduced figure)")
     listing.set_defaults(func=_cmd_list)
 
     show = sub.add_parser(
@@ -202,7 +207,7 @@ def build_parser() -> argparse.ArgumentParser:
     running(run_cmd)
     run_cmd.set_defaults(func=_cmd_run)
 
-    reproduce = sub.add_parser("reproduce", help="run a shipped config (a figure of the paper)")
+    reproduce = sub.add_parser("reproduce", help="run a shipped config (a figure of a paper)")
     reproduce.add_argument("name", choices=list(shipped_configs()), help="the figure (see `dp-regret list`)")
     running(reproduce)
     reproduce.set_defaults(func=_cmd_reproduce)

@@ -1,10 +1,15 @@
 """Configuration of regret experiments: the TOML format, validated in one place into frozen values.
 
-See :mod:`learners.experiment` for the results folder, seeds and execution.
+See :mod:`learners.experiment` for the results folder, seeds and execution. One format serves every
+learner family (:mod:`learners.families`): the family of a config is the one its algorithms belong
+to, or its ``family`` key; the family says which instance kinds, algorithm names and ``params`` it
+takes, and checks them.
 
 The config format. Top-level keys (``*``: required)::
 
     name*          the experiment (letters, digits, '.', '_', '-'): the default results folder
+    family         "mab" (default) or "linear"; optional: the algorithms' names say it too (every
+                   algorithm of a config belongs to one family). Part of the fingerprint unless "mab"
     description    one line
     seed*          integer >= 0
     repetitions*   R >= 1
@@ -12,29 +17,35 @@ The config format. Top-level keys (``*``: required)::
     epsilons       privacy levels ε > 0 (required if an algorithm is private)
     checkpoints    regret is recorded at this many evenly spaced rounds (default 1000; at most T)
     chunk          repetitions per unit of work (default 10)
-    delta          δ of the (ε, δ) statements of non-pure variants (default 1e-6)
+    delta          δ of the (ε, δ) statements of non-pure variants (default 1e-6); in the linear
+                   family, the δ of every private learner that sets no ``params.delta``
     privacy_route  the accountant route answering the ledgers of the RDP and zCDP variants
                    (default "auto", the tightest exact one; "published": Lemma 3 / Lemma 4 on the
                    released mechanism, instant where an exact answer over large batches takes
-                   minutes); see :func:`learners.mab.privacy_of`
+                   minutes); see :func:`learners.mab.privacy_of`. MAB family only
     bands          the band drawn around each mean regret curve: "ci95" (default, the 95%
                    Student-t interval) or "se" (±1 standard error, the papers' bands); plots only,
                    not part of the fingerprint (``dp-regret plot --bands`` overrides it)
-    [instance]     kind* = gaussian-easy | gaussian-hard | bernoulli | beta | mslr, and
+    [instance]     kind*, one of the family's kinds:
+                   MAB: gaussian-easy | gaussian-hard | bernoulli | beta | mslr, and
                    arms (K, default 10; synthetic kinds), means (bernoulli, beta: fixed for every
                    repetition; else drawn Uniform[0.25, 0.75] per repetition), concentration (beta,
                    default 10), path / clusters (K, default 50) / cluster_seed (default 0) (mslr;
-                   without a path, the offline stand-in :func:`~learners.datasets.default_real_instance`)
-    [[algorithms]] name* (a key of :data:`learners.mab.ALGORITHMS`), label, params (keywords of
-                   :func:`learners.mab.make_learner`)
+                   without a path, the offline stand-in :func:`~learners.datasets.default_real_instance`);
+                   linear: linear-synthetic, and dim (d, default 10), arms (K, 100), agents (M,
+                   100), noise_sd (0.5), instance_seed (2): one instance shared by every repetition
+    [[algorithms]] name* (a key of :data:`learners.mab.ALGORITHMS` or
+                   :data:`learners.linear.ALGORITHMS`), label, params (keywords of the family's
+                   ``make_learner``)
     [[panels]]     name*, and instance / horizon / epsilons overriding the top level
     [quick]        horizon (a cap on every panel's), repetitions, checkpoints: applied by ``quick``
 
 Every key, with its type, default and valid range, is listed in the README's "Experiment config
 reference" (a test checks that every key accepted here appears there).
 
-A synthetic instance is drawn per repetition (as the paper's ``np.random.seed(run)``); Bernoulli or
-Beta arms with given ``means`` and the real-data instance are shared by all repetitions.
+A synthetic MAB instance is drawn per repetition (as the paper's ``np.random.seed(run)``); Bernoulli
+or Beta arms with given ``means``, the real-data instance and the linear family's instance are shared
+by all repetitions.
 """
 
 from __future__ import annotations
@@ -49,28 +60,32 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
 from accounting import _validate as v
-from accounting.noise import Skellam
 from learners import mab
-from learners.environments import BernoulliArms, BetaArms, MABInstance, gaussian_easy, gaussian_hard
 from learners.errors import ConfigError, ParameterError, ParameterTypeError
-
-if TYPE_CHECKING:
-    pass
+from learners.families import (
+    DEFAULT_FAMILY,
+    FAMILIES,
+    Family,
+    InstanceSpec,
+    LinearInstanceSpec,
+    family_of_algorithm,
+)
 
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
 
-#: The instance kinds of ``[instance] kind``.
-INSTANCE_KINDS = ("gaussian-easy", "gaussian-hard", "bernoulli", "beta", "mslr")
+#: The instance of a panel, of whichever family.
+Instance = InstanceSpec | LinearInstanceSpec
 
 _TOP_KEYS = (
     "name",
+    "family",
     "description",
     "seed",
     "repetitions",
@@ -89,13 +104,6 @@ _TOP_KEYS = (
 _PANEL_KEYS = ("name", "instance", "horizon", "epsilons")
 _ALGORITHM_KEYS = ("name", "label", "params")
 _QUICK_KEYS = ("horizon", "repetitions", "checkpoints")
-_INSTANCE_KEYS = {
-    "gaussian-easy": ("kind", "arms"),
-    "gaussian-hard": ("kind", "arms"),
-    "bernoulli": ("kind", "arms", "means"),
-    "beta": ("kind", "arms", "means", "concentration"),
-    "mslr": ("kind", "path", "clusters", "cluster_seed"),
-}
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
 
 #: The bands a plot can draw around a mean regret curve (``bands``): ``"ci95"``, the 95% Student-t
@@ -114,108 +122,19 @@ MAX_REPETITIONS = 10**6
 #: regret.csv holds a row per repetition and checkpoint of each (panel, algorithm, ε), and the
 #: outputs are assembled in memory: 10^8 rows are gigabytes.
 MAX_CURVE_POINTS = 10**8
-#: Arms of an instance: the learner keeps per-arm statistics of every repetition.
-MAX_ARMS = 10**6
 #: The privacy levels a learner can run at: below, the noise overflows the int64 samplers (a
 #: Skellam variance beyond 10^18 for 1e-12) or rounds β = exp(-ε/Δ) to 1; above, the
 #: fixed-point encoding overflows (g > 2^53 near 1e30).
 MIN_EPSILON, MAX_EPSILON = 1e-9, 1e8
-_WHY_ARMS = "the learner keeps per-arm statistics of every repetition in memory"
 _WHY_REPETITIONS = "every repetition holds its instance, reward tape and regret curves in memory"
 _WHY_CURVES = "regret.csv holds a row per repetition and checkpoint, assembled in memory"
 _WHY_EPSILON = (
     "smaller ε make noise beyond the int64 samplers, larger ones a fixed-point encoding beyond 2^53"
 )
-_DEFAULT_ARMS = 10
-_DEFAULT_CLUSTERS = 50
-_DEFAULT_CONCENTRATION = 10.0
 
 # ---------------------------------------------------------------------------------------
 # The configuration: frozen values, validated in one place
 # ---------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class InstanceSpec:
-    """The bandit instance of a panel (``[instance]``).
-
-    Attributes
-    ----------
-    kind : str
-        One of :data:`INSTANCE_KINDS`.
-    arms : int
-        ``K`` (for ``"mslr"``, the number of K-means clusters).
-    means : tuple of float or None
-        Fixed arm means of ``"bernoulli"`` / ``"beta"``; ``None`` draws them per repetition.
-    concentration : float or None
-        The Beta concentration (``"beta"`` only).
-    path : str or None
-        The MSLR-WEB10K-format file, absolute (``"mslr"``; ``None``: the offline stand-in).
-    cluster_seed : int or None
-        The K-means seed (``"mslr"`` only).
-    """
-
-    kind: str
-    arms: int
-    means: tuple[float, ...] | None = None
-    concentration: float | None = None
-    path: str | None = None
-    cluster_seed: int | None = None
-
-    @property
-    def shared(self) -> bool:
-        """Whether one instance serves every repetition (real data, or given means)."""
-        return self.kind == "mslr" or self.means is not None
-
-    def draw(self, rng: np.random.Generator) -> MABInstance:
-        """The instance of one repetition, drawn from its instance stream (synthetic kinds)."""
-        if self.kind == "gaussian-easy":
-            return gaussian_easy(rng, self.arms)
-        if self.kind == "gaussian-hard":
-            return gaussian_hard(rng, self.arms)
-        means = self.means if self.means is not None else tuple(0.25 + 0.5 * rng.random(self.arms))
-        if self.kind == "bernoulli":
-            return BernoulliArms(means)
-        if self.kind == "beta":
-            return BetaArms(
-                means, _DEFAULT_CONCENTRATION if self.concentration is None else self.concentration
-            )
-        raise ConfigError("instance.kind", self.kind, "a synthetic kind to draw")  # pragma: no cover
-
-    def build_shared(self) -> MABInstance:
-        """The one instance of every repetition (:attr:`shared` kinds; may read and cluster a file)."""
-        if self.kind != "mslr":
-            return self.draw(np.random.default_rng(0))  # means are fixed: the stream is not read
-        from learners.datasets import default_real_instance, mslr_instance
-
-        seed = 0 if self.cluster_seed is None else self.cluster_seed
-        if self.path is None:
-            return default_real_instance(self.arms, seed)
-        return mslr_instance(self.path, self.arms, seed)
-
-    def to_dict(self) -> dict[str, Any]:
-        """The ``[instance]`` table of this spec."""
-        out: dict[str, Any] = {"kind": self.kind}
-        if self.kind == "mslr":
-            if self.path is not None:
-                out["path"] = self.path
-            out["clusters"] = self.arms
-            out["cluster_seed"] = self.cluster_seed
-            return out
-        out["arms"] = self.arms
-        if self.means is not None:
-            out["means"] = list(self.means)
-        if self.concentration is not None:
-            out["concentration"] = self.concentration
-        return out
-
-    def describe(self) -> str:
-        """A short caption, e.g. ``gaussian-easy, K=10``."""
-        if self.kind == "mslr":
-            if self.path is None:
-                return f"mslr stand-in (not MSLR-WEB10K), K={self.arms}"
-            return f"mslr ({Path(self.path).name}), K={self.arms}"
-        return f"{self.kind}, K={self.arms}"
 
 
 @dataclass(frozen=True)
@@ -225,23 +144,27 @@ class AlgorithmSpec:
     Attributes
     ----------
     name : str
-        A key of :data:`learners.mab.ALGORITHMS`.
+        A key of the family's algorithms (:data:`learners.mab.ALGORITHMS`,
+        :data:`learners.linear.ALGORITHMS`).
     label : str
         The name in plots, CSV and summary (unique in the config).
     params : tuple of (str, object)
-        Keywords of :func:`learners.mab.make_learner`, sorted by name.
+        Keywords of the family's ``make_learner``, sorted by name.
     private : bool
-        Whether the algorithm takes an ε (``"se"`` does not: it runs once per panel).
+        Whether the algorithm takes an ε (``"se"``, ``"fedlinucb"`` do not: they run once per panel).
+    family : str
+        The learner family (:data:`learners.families.FAMILIES`).
     """
 
     name: str
     label: str
     params: tuple[tuple[str, Any], ...]
     private: bool
+    family: str = DEFAULT_FAMILY
 
-    def learner(self, epsilon: float | None) -> mab.Learner:
+    def learner(self, epsilon: float | None) -> Any:
         """The learner at privacy level ``epsilon`` (``None`` for a non-private algorithm)."""
-        return mab.make_learner(self.name, epsilon, **dict(self.params))
+        return FAMILIES[self.family].learner(self.name, epsilon, dict(self.params))
 
 
 @dataclass(frozen=True)
@@ -252,19 +175,21 @@ class Panel:
     ----------
     name : str
         Names the panel in files, CSV rows and plots.
-    instance : InstanceSpec
+    instance : InstanceSpec or LinearInstanceSpec
+        Of the config's family (:mod:`learners.families`).
     horizon : int
         ``T``.
     epsilons : tuple of float
     """
 
     name: str
-    instance: InstanceSpec
+    instance: Instance
     horizon: int
     epsilons: tuple[float, ...]
-    #: Where the panel's instance and epsilons were given in the config (for error messages).
+    #: Where the panel's instance, epsilons and horizon were given in the config (for error messages).
     instance_where: str = field(default="instance", compare=False, repr=False)
     epsilons_where: str = field(default="epsilons", compare=False, repr=False)
+    horizon_where: str = field(default="horizon", compare=False, repr=False)
 
 
 @dataclass(frozen=True)
@@ -309,6 +234,9 @@ class Config:
     privacy_route : str
         The accountant route of the privacy report (not part of the fingerprint: units hold the
         ledgers, and the report answers them when the outputs are written).
+    family : str
+        The learner family of every algorithm (:data:`learners.families.FAMILIES`); part of the
+        fingerprint unless it is the default ``"mab"`` (so configs of older versions keep theirs).
     bands : str
         The band of the plots, one of :data:`BANDS` (not part of the fingerprint: plots only).
     quick : bool
@@ -327,11 +255,19 @@ class Config:
     quick: bool = field(default=False, compare=False)
     privacy_route: str = "auto"
     bands: str = DEFAULT_BANDS
+    family: str = DEFAULT_FAMILY
+
+    @property
+    def learners(self) -> Family:
+        """The config's learner family."""
+        return FAMILIES[self.family]
 
     def to_dict(self) -> dict[str, Any]:
         """The resolved configuration as TOML-ready data (:func:`load_config` reads it back)."""
+        family = {"family": self.family} if self.family != DEFAULT_FAMILY else {}
         return {
             "name": self.name,
+            **family,
             "description": self.description,
             "seed": self.seed,
             "repetitions": self.repetitions,
@@ -476,70 +412,19 @@ def _epsilons(where: str, value: object) -> tuple[float, ...]:
     return tuple(out)
 
 
-def _instance(where: str, value: object, base: Path) -> InstanceSpec:
-    table = _table(where, value)
-    if "kind" not in table:
-        raise ConfigError(f"{where}.kind", None, "one of " + ", ".join(INSTANCE_KINDS))
-    kind = table["kind"]
-    if kind not in INSTANCE_KINDS:
-        raise ConfigError(f"{where}.kind", kind, "one of " + ", ".join(INSTANCE_KINDS))
-    _keys(where, table, _INSTANCE_KEYS[kind])
-    if kind == "mslr":
-        clusters = _integer(
-            f"{where}.clusters", table.get("clusters", _DEFAULT_CLUSTERS), 2, MAX_ARMS, _WHY_ARMS
-        )
-        cluster_seed = _integer(
-            f"{where}.cluster_seed", table.get("cluster_seed", 0), 0, 2**32 - 1, "K-means seeds are 32-bit"
-        )
-        path = None
-        if "path" in table:
-            given = Path(_string(f"{where}.path", table["path"])).expanduser()
-            resolved = given if given.is_absolute() else base / given
-            if not resolved.is_file():
-                raise ConfigError(
-                    f"{where}.path",
-                    table["path"],
-                    f"an existing MSLR-WEB10K-format file (looked for {resolved})",
-                )
-            path = str(resolved.resolve())
-        return InstanceSpec(kind, clusters, path=path, cluster_seed=cluster_seed)
-    means: tuple[float, ...] | None = None
-    if "means" in table:
-        items = _list(f"{where}.means", table["means"])
-        # Beta(μc, (1-μ)c) needs 0 < μ < 1; a Bernoulli mean may be 0 or 1.
-        check = _beta_mean if kind == "beta" else _bernoulli_mean
-        means = tuple(check(f"{where}.means[{j}]", m) for j, m in enumerate(items))
-        if len(means) < 2:
-            raise ConfigError(f"{where}.means", table["means"], "K >= 2 arm means")
-    default_arms = len(means) if means is not None else _DEFAULT_ARMS
-    arms = _integer(f"{where}.arms", table.get("arms", default_arms), 2, MAX_ARMS, _WHY_ARMS)
-    if means is not None and arms != len(means):
-        raise ConfigError(f"{where}.arms", arms, f"the number of means, {len(means)}")
-    concentration = None
-    if kind == "beta":
-        concentration = _real(f"{where}.concentration", table.get("concentration", _DEFAULT_CONCENTRATION))
-    return InstanceSpec(kind, arms, means=means, concentration=concentration)
+def _all_algorithms() -> str:
+    return "; ".join(f"{', '.join(f.algorithms)} ({f.name} family)" for f in FAMILIES.values())
 
 
-def _bernoulli_mean(where: str, value: object) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 1:
-        raise ConfigError(where, value, "a mean in [0, 1]")
-    return float(value)
-
-
-def _beta_mean(where: str, value: object) -> float:
-    return _real(where, value, low=0.0, high=1.0)
-
-
-def _algorithm(i: int, value: object) -> tuple[str, str | None, tuple[tuple[str, Any], ...]]:
+def _algorithm(i: int, value: object) -> tuple[str, str | None, dict[str, Any]]:
     where = f"algorithms[{i}]"
     table = _table(where, value)
     _keys(where, table, _ALGORITHM_KEYS)
     if "name" not in table:
-        raise ConfigError(f"{where}.name", None, "one of " + ", ".join(mab.ALGORITHMS))
+        raise ConfigError(f"{where}.name", None, "one of " + _all_algorithms())
     name = table["name"]
-    if name not in mab.ALGORITHMS:
-        raise ConfigError(f"{where}.name", name, "one of " + ", ".join(mab.ALGORITHMS))
+    if family_of_algorithm(name) is None:
+        raise ConfigError(f"{where}.name", name, "one of " + _all_algorithms())
     label = _string(f"{where}.label", table["label"]) if "label" in table else None
     if label is not None and not label.strip():
         raise ConfigError(f"{where}.label", label, "a non-empty label (or no `label` key: the learner's)")
@@ -551,78 +436,73 @@ def _algorithm(i: int, value: object) -> tuple[str, str | None, tuple[tuple[str,
                 params[reserved],
                 "no such parameter here: the algorithm is `name`, its ε comes from `epsilons`",
             )
-    return name, label, tuple(sorted(params.items()))
+    return name, label, params
+
+
+def _family(data: Mapping[str, Any], names: Sequence[str]) -> Family:
+    """The config's family: its ``family`` key, else the family of ``algorithms[0]``; every
+    algorithm must belong to it (a :class:`ConfigError` naming the first that does not)."""
+    if "family" in data:
+        given = data["family"]
+        if not isinstance(given, str) or given not in FAMILIES:
+            raise ConfigError("family", given, "one of " + ", ".join(FAMILIES))
+        chosen, why = FAMILIES[given], f"the config's family is '{given}'"
+    else:
+        found = family_of_algorithm(names[0])
+        assert found is not None  # checked by _algorithm
+        chosen, why = found, f"algorithms[0] ('{names[0]}') is of the '{found.name}' family"
+    for i, name in enumerate(names):
+        if name not in chosen.algorithms:
+            other = family_of_algorithm(name)
+            raise ConfigError(
+                f"algorithms[{i}].name",
+                name,
+                f"an algorithm of the '{chosen.name}' family ({why}; one config runs one family, and "
+                f"'{name}' is of the '{other.name if other else '?'}' family): one of "
+                + ", ".join(chosen.algorithms),
+            )
+    return chosen
+
+
+def _instance(where: str, value: object, base: Path, family: Family) -> Instance:
+    """``[instance]``: its ``kind`` one of the family's, its keys the kind's, checked by the family."""
+    table = _table(where, value)
+    kinds = ", ".join(family.instance_keys)
+    valid = f"one of {kinds} (the instance kinds of the '{family.name}' family)"
+    if "kind" not in table:
+        raise ConfigError(f"{where}.kind", None, valid)
+    kind = table["kind"]
+    if not isinstance(kind, str) or kind not in family.instance_keys:
+        other = next((f.name for f in FAMILIES.values() if kind in f.instance_keys), None)
+        note = f"; '{kind}' is of the '{other}' family" if other is not None else ""
+        raise ConfigError(f"{where}.kind", kind, valid + note)
+    _keys(where, table, family.instance_keys[kind])
+    instance: Instance = family.instance(where, table, base)
+    return instance
 
 
 def _learner_error(
-    err: ParameterError | ParameterTypeError, algorithm: int, epsilon_where: str
+    err: ParameterError | ParameterTypeError, algorithm: int, epsilon_where: str, delta_given: bool = True
 ) -> ConfigError:
-    """A :func:`learners.mab.make_learner` error, renamed to the config field it came from."""
+    """A ``make_learner`` error, renamed to the config field it came from (a ``delta`` the config's
+    top level supplied is named ``delta``)."""
     if err.name == "algorithm":
         return ConfigError(f"algorithms[{algorithm}].name", err.value, err.valid)
     if err.name == "epsilon":
         return ConfigError(epsilon_where, err.value, f"{err.valid} (for algorithms[{algorithm}])")
+    if err.name == "delta" and not delta_given:
+        return ConfigError("delta", err.value, f"{err.valid} (for algorithms[{algorithm}])")
     return ConfigError(f"algorithms[{algorithm}].params.{err.name}", err.value, err.valid)
-
-
-#: The largest variance of an aggregate's noise a run draws: the samplers draw int64 values, and
-#: numpy's Poisson (behind Skellam, two rates of half the variance) takes rates below 9.2e18.
-MAX_NOISE_VARIANCE = 1.8e19
-
-
-def _check_protocol(learner: mab.Learner, horizon: int, algorithm: int, epsilon_where: str) -> None:
-    """The protocol parameters of the first and the last full batch, computed now: a setting they
-    cannot take (a noise beyond the samplers, an encoding beyond 2^53) is a config error before
-    anything runs, naming the setting, not a failure in the middle of the run."""
-    if learner.variant is None or learner.epsilon is None:
-        return
-    from accounting.calibration import protocol_parameters
-    from learners.protocols import Protocol
-
-    where = f"algorithms[{algorithm}]"
-    sizes = {learner.eta}
-    while max(sizes) * learner.eta <= horizon:
-        sizes.add(max(sizes) * learner.eta)
-    variance = 0.0
-    try:
-        for n in (min(sizes), max(sizes)):
-            par = protocol_parameters(
-                learner.variant, learner.epsilon, n, horizon, scale=learner.scale, p=learner.p_tau
-            )
-            Protocol(par)  # its own checks
-            if par.g > 2**53:  # the encoding of every batch (learners.protocols.encode)
-                raise ParameterError(
-                    "g", par.g, "an integer in [1, 2**53] (x*g must be exact enough to round)"
-                )
-            noise = par.share if par.share is not None else par.server_noise
-            if isinstance(noise, Skellam):  # the one sampler with a ceiling below int64's
-                variance = max(variance, noise.variance() * (n if par.share is not None else 1))
-    except (ParameterError, ParameterTypeError) as err:
-        field = f"{where}.params.{err.name}" if err.name in ("scale", "p") else epsilon_where
-        if err.name == "g" and learner.scale is not None:
-            field = f"{where}.params.scale"
-        value = learner.scale if field.endswith("scale") else learner.epsilon
-        raise ConfigError(field, value, f"settings the protocol can take ({err})") from None
-    if not variance <= MAX_NOISE_VARIANCE:
-        field = f"{where}.params.scale" if learner.scale is not None else epsilon_where
-        raise ConfigError(
-            field,
-            learner.scale if learner.scale is not None else learner.epsilon,
-            f"a Skellam protocol noise of variance at most {MAX_NOISE_VARIANCE:g} per aggregate (this one "
-            f"has {variance:.3g}: numpy's Poisson sampler takes rates below 9.2e18)",
-        )
-
-
-def _is_private(name: str) -> bool:
-    return mab.ALGORITHMS[name].private
 
 
 def load_config(source: str | os.PathLike[str] | Mapping[str, Any], quick: bool = False) -> Config:
     """Read and validate an experiment configuration.
 
     Everything is checked before anything runs: every key is known, every number in range, every
-    algorithm is built by :func:`learners.mab.make_learner` at every ε of every panel, ``K >= 2``,
-    ``T >= K``, a data file exists.
+    algorithm belongs to the config's family (:mod:`learners.families`) and is built by its
+    ``make_learner`` at every ε of every panel and checked there by the family (MAB: ``K >= 2``,
+    ``T >= K``, the protocol of the first and last batch; linear: ``T >= B``, the noise calibrated),
+    a data file exists.
 
     Parameters
     ----------
@@ -640,8 +520,9 @@ def load_config(source: str | os.PathLike[str] | Mapping[str, Any], quick: bool 
     Raises
     ------
     ConfigError
-        Naming the offending field, e.g. ``algorithms[2].name``, ``epsilons[1]``,
-        ``panels[3].instance.path`` or ``quick`` (``quick=True`` without a ``[quick]`` table).
+        Naming the offending field, e.g. ``algorithms[2].name`` (also an algorithm of another
+        family than the config's), ``epsilons[1]``, ``panels[3].instance.path``,
+        ``algorithms[1].params.batch`` or ``quick`` (``quick=True`` without a ``[quick]`` table).
     """
     if isinstance(source, Mapping):
         data: Mapping[str, Any] = source
@@ -687,7 +568,14 @@ def load_config(source: str | os.PathLike[str] | Mapping[str, Any], quick: bool 
     if not raw_algorithms:
         raise ConfigError("algorithms", raw_algorithms, "at least one [[algorithms]] table")
     parsed = [_algorithm(i, a) for i, a in enumerate(raw_algorithms)]
-    any_private = any(_is_private(n) for n, _, _ in parsed)
+    family = _family(data, [n for n, _, _ in parsed])
+    if not family.takes_privacy_route and privacy_route != "auto":
+        raise ConfigError(
+            "privacy_route",
+            privacy_route,
+            f'"auto" (the {family.name} family answers its ledgers by the accountant\'s exact routes)',
+        )
+    any_private = any(family.algorithms[n] for n, _, _ in parsed)
 
     cap: int | None = None
     if quick:
@@ -718,7 +606,7 @@ def load_config(source: str | os.PathLike[str] | Mapping[str, Any], quick: bool 
     def panel(prefix: str, table: Mapping[str, Any], default_name: str) -> Panel:
         pname = _string(f"{prefix}name", table.get("name", default_name), pattern=_NAME)
         iwhere, raw_instance = setting(prefix, table, "instance", "an [instance] table")
-        instance = _instance(iwhere, raw_instance, base)
+        instance = _instance(iwhere, raw_instance, base, family)
         hwhere, raw_horizon = setting(prefix, table, "horizon", "a horizon T")
         horizon = _integer(hwhere, raw_horizon, 2, MAX_HORIZON, _WHY_HORIZON)
         if cap is not None and cap < horizon:
@@ -731,8 +619,14 @@ def load_config(source: str | os.PathLike[str] | Mapping[str, Any], quick: bool 
         epsilons = _epsilons(ewhere, raw_epsilons)
         if any_private and not epsilons:
             raise ConfigError(ewhere, raw_epsilons, "at least one privacy level ε > 0")
-        if horizon < instance.arms:
-            raise ConfigError(hwhere, horizon, f"a horizon T >= K = {instance.arms} (K of {iwhere})")
+        family.check_panel(
+            instance,
+            where=iwhere,
+            horizon=horizon,
+            horizon_where=hwhere,
+            repetitions=repetitions,
+            chunk=chunk,
+        )
         if repetitions * min(checkpoints, horizon) > MAX_CURVE_POINTS:
             raise ConfigError(
                 "repetitions",
@@ -740,14 +634,15 @@ def load_config(source: str | os.PathLike[str] | Mapping[str, Any], quick: bool 
                 f"at most {MAX_CURVE_POINTS:.0e} points of regret curves per algorithm and ε: repetitions x "
                 f"checkpoints = {repetitions} x {min(checkpoints, horizon)} ({_WHY_CURVES})",
             )
-        if repetitions * instance.arms > MAX_CURVE_POINTS:
-            raise ConfigError(
-                "repetitions",
-                repetitions,
-                f"repetitions x arms <= {MAX_CURVE_POINTS:.0e} (= {repetitions} x {instance.arms} here: "
-                "the learner keeps per-arm statistics of every repetition in memory)",
-            )
-        return Panel(pname, instance, horizon, epsilons, instance_where=iwhere, epsilons_where=ewhere)
+        return Panel(
+            pname,
+            instance,
+            horizon,
+            epsilons,
+            instance_where=iwhere,
+            epsilons_where=ewhere,
+            horizon_where=hwhere,
+        )
 
     if "panels" in data:
         raw_panels = _list("panels", data["panels"])
@@ -771,9 +666,10 @@ def load_config(source: str | os.PathLike[str] | Mapping[str, Any], quick: bool 
 
     algorithms: list[AlgorithmSpec] = []
     labels: set[str] = set()
-    for i, (aname, label, params) in enumerate(parsed):
-        private = _is_private(aname)
-        spec = AlgorithmSpec(aname, label or "", params, private)
+    for i, (aname, label, given) in enumerate(parsed):
+        private = family.algorithms[aname]
+        params = tuple(sorted(family.params_of(aname, given, delta).items()))
+        spec = AlgorithmSpec(aname, label or "", params, private, family.name)
         default_label = ""
         for p in panels:
             grid: Sequence[tuple[int, float | None]] = list(enumerate(p.epsilons)) if private else [(0, None)]
@@ -781,16 +677,16 @@ def load_config(source: str | os.PathLike[str] | Mapping[str, Any], quick: bool 
                 try:
                     learner = spec.learner(eps)
                 except (ParameterError, ParameterTypeError) as err:
-                    raise _learner_error(err, i, f"{p.epsilons_where}[{j}]") from err
+                    raise _learner_error(err, i, f"{p.epsilons_where}[{j}]", "delta" in given) from err
                 except TypeError as err:  # a keyword make_learner does not take
                     raise ConfigError(f"algorithms[{i}].params", dict(params), str(err)) from err
-                _check_protocol(learner, p.horizon, i, f"{p.epsilons_where}[{j}]")
-                default_label = default_label or learner.label
+                family.check(learner, p, i, f"{p.epsilons_where}[{j}]")
+                default_label = default_label or family.default_label(learner)
         final = label if label is not None else default_label
         if final in labels:
             raise ConfigError(f"algorithms[{i}].label", final, "a label no other algorithm has")
         labels.add(final)
-        algorithms.append(AlgorithmSpec(aname, final, params, private))
+        algorithms.append(AlgorithmSpec(aname, final, params, private, family.name))
 
     return Config(
         name,
@@ -805,11 +701,12 @@ def load_config(source: str | os.PathLike[str] | Mapping[str, Any], quick: bool 
         quick,
         privacy_route,
         bands,
+        family.name,
     )
 
 
 def shipped_configs() -> dict[str, Path]:
-    """The configs shipped with dpcert, one per figure of the paper: name -> file."""
+    """The configs shipped with dpcert, one per reproduced figure: name -> file."""
     root = resources.files("learners").joinpath("configs")
     found: dict[str, Path] = {}
     for entry in root.iterdir():

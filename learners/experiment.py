@@ -61,8 +61,6 @@ reference" (every key with its type, default, valid range and meaning).
 from __future__ import annotations
 
 from learners.config import (
-    INSTANCE_KINDS,
-    MAX_ARMS,
     MAX_CURVE_POINTS,
     MAX_EPSILON,
     MAX_HORIZON,
@@ -70,11 +68,19 @@ from learners.config import (
     MIN_EPSILON,
     AlgorithmSpec,
     Config,
-    InstanceSpec,
     Panel,
     Unit,
     load_config,
     shipped_configs,
+)
+from learners.families import (
+    FAMILIES,
+    INSTANCE_KINDS,
+    MAX_ARMS,
+    Family,
+    InstanceSpec,
+    LinearInstanceSpec,
+    family_of_algorithm,
 )
 from learners.plotting import PAPER_COLORS, plot_results
 from learners.results import (
@@ -93,6 +99,7 @@ __all__ = [
     "CONFIG_FILE",
     "CSV_COLUMNS",
     "CSV_FILE",
+    "FAMILIES",
     "FINGERPRINT_FILE",
     "INSTANCE_KINDS",
     "LOCK_FILE",
@@ -108,11 +115,14 @@ __all__ = [
     "VERSIONS_FILE",
     "AlgorithmSpec",
     "Config",
+    "Family",
     "InstanceSpec",
+    "LinearInstanceSpec",
     "Panel",
     "TamperedError",
     "Unit",
     "connect",
+    "family_of_algorithm",
     "load_config",
     "plot_results",
     "run_experiment",

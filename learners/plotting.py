@@ -19,6 +19,10 @@ papers' bands (:func:`band_half_width`). The choice is the config's ``bands`` ke
 folder's ``config.toml``), or the ``bands`` argument (``dp-regret plot --bands``); the y-label and
 the figure title say which band is drawn.
 
+**Regret.** The y-axis is the time-average regret of the folder's learner family, as
+``summary.json`` names it (``regret_label``): the pseudo-regret ``Reg(t)/t`` (MAB), the group
+pseudo-regret ``R_M(t)/t`` summed over the silos (federated LinUCB).
+
 **Legends.** Where ``summary.json`` gives a private algorithm's ``privacy.exact`` guarantee (and
 ``privacy.claimed``, the paper's), its legend entry says both, e.g.
 ``Dist-RDP-SE(s=10): exact ε=2.24 (claimed 2.42), δ=1e-6``; folders without them get the labels.
@@ -91,6 +95,10 @@ PAPER_HUES = {
     "green": OKABE_ITO["bluish green"],
     "cyan": OKABE_ITO["sky blue"],
 }
+
+#: How the regret is named when ``summary.json`` does not say (its ``regret_label``: the learner
+#: family's, e.g. ``["group pseudo-regret", "R_M(t)"]`` for federated LinUCB): (name, symbol).
+DEFAULT_REGRET = ("pseudo-regret", "Reg(t)")
 
 #: Labels at most this long stay inside the axes; longer legends go below them.
 _SHORT_LABEL = 28
@@ -211,6 +219,15 @@ def _read_privacy(path: Path) -> dict[tuple[str, str, float], str]:
     return out
 
 
+def _read_regret_label(path: Path) -> tuple[str, str]:
+    """The ``regret_label`` of a ``summary.json`` (name, symbol); :data:`DEFAULT_REGRET` without one."""
+    data = _strict_json(path.read_text(encoding="utf-8"))
+    label = data.get("regret_label") if isinstance(data, Mapping) else None
+    if isinstance(label, list) and len(label) == 2 and all(isinstance(x, str) for x in label):
+        return label[0], label[1]
+    return DEFAULT_REGRET
+
+
 def _draw(
     cells: Sequence[tuple[str, float | None]],
     curves: Sequence[_Curve],
@@ -221,6 +238,7 @@ def _draw(
     columns: int,
     bands: str,
     overview: bool,
+    regret: tuple[str, str] = DEFAULT_REGRET,
 ) -> list[Path]:
     from matplotlib.figure import Figure
     from matplotlib.ticker import MaxNLocator
@@ -279,7 +297,7 @@ def _draw(
         else:
             ax.set_title(eps_text, fontsize=10)
         ax.set_xlabel("round t", fontsize=9)
-        ax.set_ylabel(f"Reg(t)/t ({y_band})", fontsize=9)
+        ax.set_ylabel(f"{regret[1]}/t ({y_band})", fontsize=9)
         ax.xaxis.set_major_locator(MaxNLocator(nbins=5))
         ax.ticklabel_format(axis="x", style="sci", scilimits=(-3, 4), useMathText=True)
         ax.tick_params(labelsize=8)
@@ -292,7 +310,7 @@ def _draw(
     if not overview and captions.get(cells[0][0]):
         title = f"{title}: {captions[cells[0][0]]}"
     r_text = f"R = {next(iter(runs))}" if len(runs) == 1 else "R = " + "/".join(map(str, sorted(runs)))
-    text = f"{title}\ntime-average pseudo-regret Reg(t)/t, mean of {r_text} runs ± {title_band}"
+    text = f"{title}\ntime-average {regret[0]} {regret[1]}/t, mean of {r_text} runs ± {title_band}"
     width = 52 * cols  # characters of 11 pt text across 5 inches per column: no line is cut off
     fig.suptitle("\n".join(textwrap.fill(line, width) for line in text.split("\n")), fontsize=11)
     return _save(fig, path)
@@ -320,7 +338,8 @@ def _save(fig: Any, path: Path) -> list[Path]:
 
 
 def plot_results(out_dir: str | os.PathLike[str], bands: str | None = None) -> list[Path]:
-    """Draw the time-average pseudo-regret ``Reg(t)/t`` of a results folder from its ``regret.csv``.
+    """Draw the time-average pseudo-regret ``Reg(t)/t`` of a results folder from its ``regret.csv``
+    (the group pseudo-regret for the linear family: ``summary.json``'s ``regret_label``).
 
     One figure per panel (``regret-<panel>``: a subplot per ε, a line per algorithm with its band;
     non-private algorithms appear in every subplot), and for several panels an overview ``regret``
@@ -380,11 +399,13 @@ def _plot(out: Path, bands: str | None) -> list[Path]:
         bands = _configured_bands(out)
     captions: dict[str, str] = {}
     privacy: dict[tuple[str, str, float], str] = {}
+    regret = DEFAULT_REGRET
     title = out.name
     summary = out / SUMMARY_FILE
     if summary.exists():
         named, captions = _read_summary(summary)
         privacy = _read_privacy(summary)
+        regret = _read_regret_label(summary)
         title = named or title
     panels = list(dict.fromkeys(c.panel for c in curves))
     cells_of: dict[str, list[tuple[str, float | None]]] = {}
@@ -395,10 +416,15 @@ def _plot(out: Path, bands: str | None) -> list[Path]:
     for panel, cells in cells_of.items():
         name = title if panel == title else f"{title}, panel {panel}"
         path = out / f"regret-{panel}.png"
-        written += _draw(cells, curves, captions, privacy, name, path, len(cells), bands, overview=False)
+        written += _draw(
+            cells, curves, captions, privacy, name, path, len(cells), bands, overview=False, regret=regret
+        )
     if len(panels) > 1:
         every = [cell for panel in panels for cell in cells_of[panel]]
-        written += _draw(every, curves, captions, privacy, title, out / "regret.png", 3, bands, overview=True)
+        path = out / "regret.png"
+        written += _draw(
+            every, curves, captions, privacy, title, path, 3, bands, overview=True, regret=regret
+        )
     return written
 
 

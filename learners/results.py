@@ -29,7 +29,7 @@ import json
 import math
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from decimal import ROUND_CEILING, Decimal
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -38,9 +38,9 @@ import numpy as np
 from numpy.typing import NDArray
 
 from accounting.accountant import Accountant
-from learners import mab
 from learners.config import Config, Unit
 from learners.errors import LearnerError, ParameterError
+from learners.families import DEFAULT_FAMILY, FAMILIES
 
 if TYPE_CHECKING:
     pass
@@ -69,26 +69,39 @@ CSV_COLUMNS = (
 )
 
 
+#: The arrays of every unit, in the order they are saved and hashed; a family's per-repetition
+#: arrays (:attr:`learners.families.Family.unit_arrays`) follow, then the meta and the hash.
+_REGRET_ARRAYS = ("rounds", "pseudo", "realized")
+_RESERVED = (*_REGRET_ARRAYS, "meta", "checksum")
+
+
 @dataclass(frozen=True, eq=False)
 class _UnitData:
+    """One finished unit: its regret curves, its family's per-repetition arrays and its JSON meta.
+
+    Saved as ``.npz``: ``rounds``, ``pseudo``, ``realized``, then each array of ``extra`` under its
+    own name (MAB: ``released``, ``final_arms``; linear: ``syncs``, ``reals``, ``bits``,
+    ``clipped``), ``meta`` and ``checksum``, a sha256 of every array (name, dtype, shape, bytes, in
+    the saved order) and of the meta. Units of the MAB family written before the families existed
+    have the same layout and hash.
+    """
+
     rounds: IntArray
     pseudo: FloatArray
     realized: FloatArray
-    released: IntArray
-    final_arms: IntArray
+    extra: dict[str, NDArray[Any]]
     meta: dict[str, Any]
 
     #: The hash of the content, written with it (``None`` for units of an older version).
     checksum: str | None = None
 
+    def __post_init__(self) -> None:
+        clash = sorted(set(self.extra) & set(_RESERVED))
+        if clash:
+            raise ValueError(f"a unit's family arrays may not be named {clash}")
+
     def arrays(self) -> dict[str, NDArray[Any]]:
-        return {
-            "rounds": self.rounds,
-            "pseudo": self.pseudo,
-            "realized": self.realized,
-            "released": self.released,
-            "final_arms": self.final_arms,
-        }
+        return {"rounds": self.rounds, "pseudo": self.pseudo, "realized": self.realized, **self.extra}
 
     def digest(self) -> str:
         """``sha256:`` of every array (dtype, shape, bytes) and the meta JSON, in a fixed order."""
@@ -103,30 +116,30 @@ class _UnitData:
     def save(self, path: Path) -> None:
         tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
         with tmp.open("wb") as f:
-            np.savez(
-                f,
-                rounds=self.rounds,
-                pseudo=self.pseudo,
-                realized=self.realized,
-                released=self.released,
-                final_arms=self.final_arms,
-                meta=np.array(json.dumps(self.meta, sort_keys=True)),
-                checksum=np.array(self.digest()),
-            )
+            entries: dict[str, Any] = {
+                **self.arrays(),
+                "meta": np.array(json.dumps(self.meta, sort_keys=True)),
+                "checksum": np.array(self.digest()),
+            }
+            np.savez(f, **entries)
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)
 
     @classmethod
     def load(cls, path: Path) -> _UnitData:
-        """Read a unit; one whose content does not match its hash is :class:`TamperedError`."""
+        """Read a unit; one whose content does not match its hash is :class:`TamperedError`.
+
+        The family's arrays are the archive's other entries, in the order they were saved (the
+        order of the hash).
+        """
         with np.load(path, allow_pickle=False) as z:
+            extra = {name: np.asarray(z[name]) for name in z.files if name not in _RESERVED}
             data = cls(
                 np.asarray(z["rounds"], dtype=np.int64),
                 np.asarray(z["pseudo"], dtype=np.float64),
                 np.asarray(z["realized"], dtype=np.float64),
-                np.asarray(z["released"], dtype=np.int64),
-                np.asarray(z["final_arms"], dtype=np.int64),
+                extra,
                 _strict_json(str(z["meta"])),
                 str(z["checksum"]) if "checksum" in z.files else None,
             )
@@ -139,12 +152,13 @@ class _UnitData:
             )
         return data
 
-    def fits(self, unit: Unit) -> bool:
+    def fits(self, unit: Unit, arrays: Sequence[str] = ()) -> bool:
+        """Whether this is a finished ``unit`` of this version, with the family's ``arrays``."""
         c = self.rounds.shape[0]
         return (
             self.checksum is not None  # units of an older version: run them again
             and self.pseudo.shape == self.realized.shape == (unit.count, c)
-            and self.released.shape == (unit.count,)
+            and all(name in self.extra and self.extra[name].shape[:1] == (unit.count,) for name in arrays)
             and "ledgers" in self.meta  # units of an older version held no ledgers: run them again
         )
 
@@ -207,10 +221,11 @@ def _json_ready(value: Any) -> Any:
 
 
 def _merge_ledgers(metas: Sequence[Mapping[str, Any]]) -> tuple[dict[int, Accountant], dict[int, int]]:
-    """The ledgers of a (panel, algorithm, ε) over its chunks, and the releases of each batch size.
+    """The ledgers of a (panel, algorithm, ε) over its chunks, and the releases of each ledger key.
 
-    Every chunk wrote the ledger of each batch size it released; chunks that released the same
-    size wrote the same events (the parameters depend on the size only).
+    Every chunk wrote the ledger of each key it released (MAB: a batch size; linear: the tree
+    nodes per stream a batch entered); chunks that released under the same key wrote the same events
+    (the parameters depend on the key only). Releases are counted where the meta has them (MAB).
     """
     ledgers: dict[int, Accountant] = {}
     releases: dict[int, int] = {}
@@ -218,49 +233,10 @@ def _merge_ledgers(metas: Sequence[Mapping[str, Any]]) -> tuple[dict[int, Accoun
         for key, data in m["ledgers"].items():
             n, ledger = int(key), Accountant.from_dict(data)
             if ledgers.setdefault(n, ledger) != ledger:
-                raise LearnerError(f"two chunks wrote different ledgers for batches of {n} users")
-            releases[n] = releases.get(n, 0) + int(m["releases"][key])
+                raise LearnerError(f"two chunks wrote different ledgers under the key {n}")
+            if "releases" in m:
+                releases[n] = releases.get(n, 0) + int(m["releases"][key])
     return dict(sorted(ledgers.items())), releases
-
-
-def _merge_privacy(
-    learner: mab.Learner,
-    ledgers: Mapping[int, Accountant],
-    releases: Mapping[int, int],
-    delta: float,
-    route: str,
-    files: Sequence[str],
-) -> dict[str, Any]:
-    """The privacy of a (panel, algorithm, ε): its merged ledgers (saved as ``files``), answered.
-
-    ``epsilon``, ``delta``, ``batches``, ... are :func:`learners.mab.privacy_of` by the config's
-    ``route``; ``claimed`` is the variant's theorem; ``exact`` is
-    :func:`learners.mab.exact_privacy`, under :data:`learners.mab.EXACT_BUDGET` unless the config
-    asked for ``"auto"`` (exact answers at any cost, which :func:`privacy_of` computes anyway).
-    Both memoize their answers.
-    """
-    answered = mab.privacy_of(learner, ledgers, delta, route)
-    exact = mab.exact_privacy(learner, ledgers, delta, None if route == "auto" else mab.EXACT_BUDGET)
-    privacy = asdict(answered)
-    privacy["releases"] = [[n, releases[n]] for n in sorted(releases)]
-    claimed = answered.theorem_epsilon
-    if answered.notion == "pure" and answered.theorem_holds:
-        claimed = learner.epsilon  # (ε, 0)-DP, the nominal ε, whatever was released
-    privacy["claimed"] = {
-        "epsilon": claimed,
-        "delta": answered.delta,
-        "statement": answered.statement,
-        "holds": answered.theorem_holds,
-    }
-    privacy["exact"] = {
-        "epsilon": exact.epsilon,
-        "delta": exact.delta,
-        "route": exact.route,
-        "ledgers": list(files),
-        "batches": [list(b) for b in exact.batches],
-        "message": exact.message,
-    }
-    return privacy
 
 
 def _save_ledgers(out: Path, stem: str, ledgers: Mapping[int, Accountant]) -> list[str]:
@@ -276,6 +252,7 @@ def _save_ledgers(out: Path, stem: str, ledgers: Mapping[int, Accountant]) -> li
 
 
 def _write_outputs(config: Config, out: Path, units: Sequence[Unit]) -> None:
+    family = config.learners
     groups: dict[tuple[int, int, int], list[tuple[Unit, _UnitData]]] = {}
     for u in units:
         groups.setdefault((u.panel, u.algorithm, u.epsilon), []).append(
@@ -312,6 +289,7 @@ def _write_outputs(config: Config, out: Path, units: Sequence[Unit]) -> None:
             ledgers, releases = _merge_ledgers(metas)
             files = _save_ledgers(out, f"{p}__{a}__{e}", ledgers)
             saved.update(files)
+            arrays = {n: np.concatenate([d.extra[n] for _, d in parts]) for n in family.unit_arrays}
             results.append(
                 {
                     "panel": panel.name,
@@ -329,20 +307,27 @@ def _write_outputs(config: Config, out: Path, units: Sequence[Unit]) -> None:
                         "time_average": _statistics(realized[:, -1] / final_round),
                         "cumulative": _statistics(realized[:, -1]),
                     },
-                    "privacy": _merge_privacy(
-                        algorithm.learner(eps), ledgers, releases, config.delta, config.privacy_route, files
+                    # the family's: the privacy (claimed, exact, ...), communication, learner
+                    **family.result(
+                        algorithm.learner(eps),
+                        panel,
+                        arrays,
+                        metas,
+                        ledgers,
+                        releases,
+                        delta=config.delta,
+                        route=config.privacy_route,
+                        files=files,
                     ),
-                    "bits_per_user_per_batch": max(int(m["bits"]) for m in metas),
-                    "batch_sizes": sorted({int(n) for m in metas for n in m["batch_sizes"]}),
-                    "released_mean": float(np.concatenate([d.released for _, d in parts]).mean()),
-                    "final_arms_mean": float(np.concatenate([d.final_arms for _, d in parts]).mean()),
-                    "learner": metas[0]["learner"],
                 }
             )
     os.replace(tmp, out / CSV_FILE)
 
     summary = {
         "name": config.name,
+        "family": family.name,
+        # how the plots and summary.md name the regret (the pseudo-regret, or the group's)
+        "regret_label": list(family.regret_label),
         "description": config.description,
         "fingerprint": config.fingerprint,
         "quick": config.quick,
@@ -416,15 +401,14 @@ def _markdown(summary: Mapping[str, Any]) -> str:
         summary["results"],
         key=lambda r: (panels.index(r["panel"]), r["epsilon"] or 0.0, labels.index(r["label"])),
     )
+    family = FAMILIES.get(str(summary.get("family", DEFAULT_FAMILY)), FAMILIES[DEFAULT_FAMILY])
+    symbol = family.regret_label[1].replace("(t)", "(T)")
     lines = [
         f"# {summary['name']}: privacy spent and final regret",
         "",
-        "Claimed: the guarantee of the variant's theorem (— where its hypotheses do not hold). Exact: the "
-        f"certified guarantee of the run's saved ledgers ({LEDGERS_DIR}/), worst over the released batch "
-        "sizes, and the accountant route that answered it. Every ε is a certified upper bound, rounded up. "
-        "Regret: the final time-average pseudo-regret Reg(T)/T, mean ± 95% CI half-width.",
+        family.table_note,
         "",
-        "| panel | algorithm | nominal ε | claimed (ε, δ) | exact (ε, δ) | route | Reg(T)/T |",
+        f"| panel | algorithm | nominal ε | claimed (ε, δ) | exact (ε, δ) | route | {symbol}/T |",
         "|---|---|---|---|---|---|---|",
     ]
     notes: list[str] = []

@@ -13,7 +13,7 @@ import sys
 import zipfile
 from collections.abc import Callable, Generator, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -21,10 +21,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import NDArray
 
-from learners import mab
-from learners.config import Config, InstanceSpec, Unit
-from learners.environments import MABInstance
+from learners.config import Config, Instance, Unit
 from learners.errors import ConfigError, LearnerError, ParameterError, ParameterTypeError
+from learners.families import FAMILIES
 from learners.plotting import plot_results
 from learners.results import (
     CONFIG_FILE,
@@ -54,8 +53,10 @@ IntArray = NDArray[np.int64]
 @dataclass(frozen=True)
 class _Task:
     unit: Unit
-    learner: mab.Learner
-    instances: MABInstance | tuple[MABInstance, ...]
+    family: str
+    learner: Any
+    #: one instance shared by the unit's repetitions, or a tuple of one per repetition
+    instances: Any
     horizon: int
     tape_seeds: tuple[np.random.SeedSequence, ...]
     noise_seed: np.random.SeedSequence
@@ -64,9 +65,9 @@ class _Task:
 
 
 def _compute(task: _Task) -> _UnitData:
-    """Run one unit (in this process, a worker process or on a Dask worker)."""
+    """Run one unit (in this process, a worker process or on a Dask worker) by its family's run."""
     tapes = [np.random.default_rng(s) for s in task.tape_seeds]
-    result = mab.run(
+    run = FAMILIES[task.family].run(
         task.learner,
         task.instances,
         task.horizon,
@@ -75,31 +76,21 @@ def _compute(task: _Task) -> _UnitData:
         checkpoints=task.checkpoints,
         delta=task.delta,
     )
-    meta = {
-        "label": task.learner.label,
-        "learner": asdict(task.learner),
-        "horizon": result.horizon,
-        # the ledgers the run wrote as it released (answered once, when the outputs are written)
-        "ledgers": {str(n): ledger.to_dict() for n, ledger in result.ledgers.items()},
-        "releases": {str(n): int(k) for n, k in result.releases.items()},
-        "bits": int(result.bits),
-        "batch_sizes": [int(n) for n in result.batch_sizes],
-    }
-    return _UnitData(
-        np.asarray(result.rounds, dtype=np.int64),
-        np.asarray(result.pseudo_regret, dtype=np.float64),
-        np.asarray(result.realized_regret, dtype=np.float64),
-        np.asarray(result.released, dtype=np.int64),
-        np.asarray(result.final_arms, dtype=np.int64),
-        meta,
-    )
+    return _UnitData(run.rounds, run.pseudo, run.realized, run.arrays, run.meta)
 
 
-def _panel_draws(
-    config: Config, shared_cache: dict[InstanceSpec, MABInstance]
-) -> list[tuple[list[MABInstance] | MABInstance, list[np.random.SeedSequence]]]:
+@dataclass(frozen=True)
+class _Draws:
+    """A panel's instances (one shared, or one per repetition) and its repetitions' tape seeds."""
+
+    shared: bool
+    instances: Any
+    tape_seeds: list[np.random.SeedSequence]
+
+
+def _panel_draws(config: Config, shared_cache: dict[Instance, Any]) -> list[_Draws]:
     """For each panel: its instance(s), one per repetition unless shared, and the tape seeds."""
-    out: list[tuple[list[MABInstance] | MABInstance, list[np.random.SeedSequence]]] = []
+    out: list[_Draws] = []
     for p, panel in enumerate(config.panels):
         instance_seeds, tape_seeds = [], []
         for r in range(config.repetitions):
@@ -107,7 +98,6 @@ def _panel_draws(
             instance_seeds.append(child_instance)
             tape_seeds.append(child_tape)
         spec = panel.instance
-        instances: list[MABInstance] | MABInstance
         if spec.shared:
             if spec not in shared_cache:
                 try:
@@ -115,10 +105,10 @@ def _panel_draws(
                 except (ParameterError, ParameterTypeError) as err:
                     where = f"{panel.instance_where}.{_instance_field(err.name)}"
                     raise ConfigError(where, err.value, err.valid) from err
-            instances = shared_cache[spec]
+            out.append(_Draws(True, shared_cache[spec], tape_seeds))
         else:
-            instances = [spec.draw(np.random.default_rng(s)) for s in instance_seeds]
-        out.append((instances, tape_seeds))
+            drawn = [spec.draw(np.random.default_rng(s)) for s in instance_seeds]
+            out.append(_Draws(False, drawn, tape_seeds))
     return out
 
 
@@ -133,19 +123,18 @@ def _tasks(config: Config, units: Sequence[Unit]) -> list[_Task]:
     for u in units:
         panel = config.panels[u.panel]
         algorithm = config.algorithms[u.algorithm]
-        instances, tape_seeds = draws[u.panel]
-        part = (
-            instances if isinstance(instances, MABInstance) else tuple(instances[u.first : u.first + u.count])
-        )
+        draw = draws[u.panel]
+        part = draw.instances if draw.shared else tuple(draw.instances[u.first : u.first + u.count])
         noise = np.random.SeedSequence(config.seed, spawn_key=(u.panel, 1, u.algorithm, u.epsilon, u.chunk))
         eps = panel.epsilons[u.epsilon] if algorithm.private else None
         tasks.append(
             _Task(
                 u,
+                config.family,
                 algorithm.learner(eps),
                 part,
                 panel.horizon,
-                tuple(tape_seeds[u.first : u.first + u.count]),
+                tuple(draw.tape_seeds[u.first : u.first + u.count]),
                 noise,
                 config.checkpoints,
                 config.delta,
@@ -585,7 +574,7 @@ def _run_in(
             )
         if path.is_file():
             try:
-                ok = _UnitData.load(path).fits(task.unit)
+                ok = _UnitData.load(path).fits(task.unit, config.learners.unit_arrays)
             except TamperedError:
                 raise
             except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile):

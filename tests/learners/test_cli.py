@@ -23,9 +23,10 @@ def config_file(tmp_path: Path) -> Path:
 
 def test_list_shows_every_shipped_config(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["list"]) == 0
-    out = capsys.readouterr().out
+    lines = capsys.readouterr().out.splitlines()
     for i in range(1, 6):
-        assert f"figure{i}  Figure {i}" in out
+        assert any(line.startswith(f"figure{i} ") and f"  Figure {i}" in line for line in lines)
+    assert any(line.startswith("fedlinucb-synthetic  Zhou & Chowdhury") for line in lines)
 
 
 def test_run_writes_results_and_says_where(
@@ -392,19 +393,25 @@ def test_the_config_reference_names_every_key_the_validator_accepts() -> None:
     """Generated-checked: a key added to learners/config.py (or a learner's keyword added to
     make_learner) without a line in the README's reference fails here."""
     import learners.config as config_module
-    from learners.mab import ALGORITHMS, Learner
+    from learners import linear, mab
+    from learners.families import FAMILIES
 
     section = _readme_section("Experiment config reference")
     keys = set(config_module._TOP_KEYS) | set(config_module._PANEL_KEYS)
     keys |= set(config_module._ALGORITHM_KEYS) | set(config_module._QUICK_KEYS)
-    for kind, instance_keys in config_module._INSTANCE_KEYS.items():
-        keys |= set(instance_keys)
-        assert f"`{kind}`" in section, kind
-    keys |= set(Learner.__dataclass_fields__) - {"name", "epsilon"}  # the params of make_learner
+    for family in FAMILIES.values():
+        assert f"`{family.name}`" in section, family.name
+        for kind, instance_keys in family.instance_keys.items():
+            keys |= set(instance_keys)
+            assert f"`{kind}`" in section, kind
+        keys |= set(family.params)
+        for name in family.algorithms:
+            assert f"`{name}`" in section, name
+    # the params of each family's make_learner, from the learners themselves
+    for module in (mab, linear):
+        assert set(module.Learner.__dataclass_fields__) - {"name", "epsilon"} <= keys
     missing = sorted(key for key in keys if f"`{key}`" not in section)
     assert not missing, f"keys missing from the README's config reference: {missing}"
-    for name in ALGORITHMS:
-        assert f"`{name}`" in section, name
     for bands in config_module.BANDS:
         assert f"`{bands}`" in section, bands
 

@@ -1,0 +1,835 @@
+"""Learner families: what one family plugs into the experiment runner (issue 16 §3).
+
+One runner, one TOML format and one results layout serve every learner family; a family brings
+the few things that differ, as a :class:`Family`:
+
+* its **algorithms** (name -> whether it takes an ε: a private algorithm runs once per ε of a
+  panel, the others once per panel) and the keywords of its ``make_learner`` (``params``);
+* its **instance kinds** (``[instance] kind``), each with its TOML keys, defaults and validation
+  (:meth:`Family.instance`), and how an instance is drawn for a repetition or shared by all of
+  them (the value it returns: :class:`InstanceSpec`, :class:`LinearInstanceSpec`);
+* how a **learner** is built from ``(name, ε, params)`` (:meth:`Family.learner`: its errors name
+  the parameter, which :func:`learners.config.load_config` turns into the config path, e.g.
+  ``algorithms[1].params.batch``) and what is refused before anything runs (:meth:`Family.check`);
+* how a **unit runs** (:meth:`Family.run`: the family's ``run`` on a chunk of repetitions), giving
+  the regret curves, the per-repetition arrays it keeps (:attr:`Family.unit_arrays`) and a JSON
+  ``meta`` holding its ledgers (``{key: Accountant.to_dict()}``: the key is the batch size for MAB,
+  the nodes per stream for federated LinUCB) and its communication;
+* the **summary** of a (panel, algorithm, ε) from its units (:meth:`Family.result`): the privacy
+  block (``claimed`` ``{epsilon, delta, statement, holds}`` and ``exact`` ``{epsilon, delta, route,
+  ledgers, ...}`` in every family, which the plots' legends and ``summary.md`` read), the
+  communication, and how the regret is named in the plots (:attr:`Family.regret_label`).
+
+The families (:data:`FAMILIES`):
+
+``mab``     the distributed MAB paper (:mod:`learners.mab`); instance kinds ``gaussian-easy``,
+            ``gaussian-hard``, ``bernoulli``, ``beta``, ``mslr``; regret is the pseudo-regret;
+``linear``  federated LinUCB (Zhou & Chowdhury, :mod:`learners.linear`); instance kind
+            ``linear-synthetic`` (spec §8.2, one instance shared by every repetition, as the
+            paper's seed 2); regret is the *group* pseudo-regret, summed over the ``M`` silos.
+
+A config's family is the one its algorithms belong to (they must all belong to one), or its
+top-level ``family`` key.
+"""
+
+from __future__ import annotations
+
+import math
+from abc import ABC, abstractmethod
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar
+
+import numpy as np
+from numpy.typing import NDArray
+
+from accounting.accountant import Accountant
+from accounting.noise import Skellam
+from learners import linear, mab
+from learners.environments import BernoulliArms, BetaArms, MABInstance, gaussian_easy, gaussian_hard
+from learners.errors import ConfigError, ParameterError, ParameterTypeError
+from learners.linear_instances import SyntheticInstance, draw_synthetic
+
+if TYPE_CHECKING:
+    from learners.config import Panel
+
+FloatArray = NDArray[np.float64]
+IntArray = NDArray[np.int64]
+
+#: Arms of an instance: the learner keeps per-arm statistics of every repetition.
+MAX_ARMS = 10**6
+_WHY_ARMS = "the learner keeps per-arm statistics of every repetition in memory"
+#: Floats a unit of the linear family holds per round: ``chunk x M x K x d`` (about 8 bytes each).
+MAX_LINEAR_STATE = 10**8
+
+
+# ---------------------------------------------------------------------------------------
+# The interface
+# ---------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, eq=False)
+class UnitRun:
+    """What one unit's run gives back: the regret curves, per-repetition arrays and a JSON meta.
+
+    Attributes
+    ----------
+    rounds : numpy.ndarray of int64, shape (C,)
+    pseudo, realized : numpy.ndarray of float64, shape (R, C)
+    arrays : dict of str to numpy.ndarray
+        The family's per-repetition arrays (leading axis ``R``), named as in
+        :attr:`Family.unit_arrays`, in that order.
+    meta : dict
+        JSON: at least ``label``, ``learner`` and ``ledgers`` (``{str(key): Accountant.to_dict()}``).
+    """
+
+    rounds: IntArray
+    pseudo: FloatArray
+    realized: FloatArray
+    arrays: dict[str, NDArray[Any]]
+    meta: dict[str, Any]
+
+
+class Family(ABC):
+    """A learner family (module docstring). Stateless: one instance of each in :data:`FAMILIES`."""
+
+    #: The family's name (the config's ``family``).
+    name: ClassVar[str]
+    #: Algorithm name -> whether it takes an ε (runs at every ε of a panel).
+    algorithms: ClassVar[Mapping[str, bool]]
+    #: Instance kind -> its keys in ``[instance]`` (``kind`` first).
+    instance_keys: ClassVar[Mapping[str, tuple[str, ...]]]
+    #: The keywords of the family's ``make_learner`` (the keys of ``params``).
+    params: ClassVar[tuple[str, ...]]
+    #: The per-repetition arrays of a unit, beside the regret (a unit without one is recomputed).
+    unit_arrays: ClassVar[tuple[str, ...]]
+    #: How the plots and tables name the regret: ``(name, symbol)``, e.g. ("pseudo-regret", "Reg(t)").
+    regret_label: ClassVar[tuple[str, str]]
+    #: Whether the config's ``privacy_route`` applies (else only ``"auto"`` is accepted).
+    takes_privacy_route: ClassVar[bool]
+    #: The first paragraph of ``summary.md`` (what "claimed" and "exact" mean in this family).
+    table_note: ClassVar[str]
+
+    @abstractmethod
+    def instance(self, where: str, table: Mapping[str, Any], base: Path) -> Any:
+        """The validated ``[instance]`` table at ``where`` (its ``kind`` is one of ours): a frozen,
+        hashable spec with ``kind``, ``shared``, ``draw(rng)``, ``build_shared()``, ``to_dict()`` and
+        ``describe()``. Relative paths are taken from ``base``."""
+
+    def params_of(self, name: str, params: dict[str, Any], delta: float) -> dict[str, Any]:
+        """The params of ``[[algorithms]]`` as resolved (defaults the config supplies filled in)."""
+        return params
+
+    @abstractmethod
+    def learner(self, name: str, epsilon: float | None, params: Mapping[str, Any]) -> Any:
+        """The learner (raises :class:`ParameterError` naming the parameter, or ``TypeError``)."""
+
+    def default_label(self, learner: Any) -> str:
+        """An algorithm's label where the config gives none (the same at every ε)."""
+        return str(learner.label)
+
+    def check_panel(  # noqa: B027 - an optional hook: nothing to refuse unless a family says so
+        self, instance: Any, *, where: str, horizon: int, horizon_where: str, repetitions: int, chunk: int
+    ) -> None:
+        """Refuse a panel whose instance, horizon and repetitions cannot run together."""
+
+    def check(  # noqa: B027 - an optional hook, as check_panel
+        self, learner: Any, panel: Panel, algorithm: int, epsilon_where: str
+    ) -> None:
+        """Refuse, before anything runs, a learner that cannot run on ``panel`` (a config error)."""
+
+    @abstractmethod
+    def run(
+        self,
+        learner: Any,
+        instances: Any,
+        horizon: int,
+        *,
+        tapes: Sequence[np.random.Generator],
+        rng: np.random.Generator,
+        checkpoints: int,
+        delta: float,
+    ) -> UnitRun:
+        """Run one unit: ``len(tapes)`` repetitions on ``instances`` (one shared, or one each)."""
+
+    @abstractmethod
+    def result(
+        self,
+        learner: Any,
+        panel: Panel,
+        arrays: Mapping[str, NDArray[Any]],
+        metas: Sequence[Mapping[str, Any]],
+        ledgers: Mapping[int, Accountant],
+        releases: Mapping[int, int],
+        *,
+        delta: float,
+        route: str,
+        files: Sequence[str],
+    ) -> dict[str, Any]:
+        """The family's entries of a ``summary.json`` result (``privacy`` first), from the units of
+        one (panel, algorithm, ε): ``arrays`` concatenated over chunks, their ``metas``, the merged
+        ``ledgers`` (saved as ``files``) and the releases of each ledger key."""
+
+
+def _error_field(where: str, name: str) -> str:
+    return f"{where}.{name}"
+
+
+# ---------------------------------------------------------------------------------------
+# The distributed MAB family (learners.mab)
+# ---------------------------------------------------------------------------------------
+
+_DEFAULT_ARMS = 10
+_DEFAULT_CLUSTERS = 50
+_DEFAULT_CONCENTRATION = 10.0
+
+
+@dataclass(frozen=True)
+class InstanceSpec:
+    """The bandit instance of a panel of the MAB family (``[instance]``).
+
+    Attributes
+    ----------
+    kind : str
+        One of the MAB family's kinds (``gaussian-easy``, ``gaussian-hard``, ``bernoulli``,
+        ``beta``, ``mslr``).
+    arms : int
+        ``K`` (for ``"mslr"``, the number of K-means clusters).
+    means : tuple of float or None
+        Fixed arm means of ``"bernoulli"`` / ``"beta"``; ``None`` draws them per repetition.
+    concentration : float or None
+        The Beta concentration (``"beta"`` only).
+    path : str or None
+        The MSLR-WEB10K-format file, absolute (``"mslr"``; ``None``: the offline stand-in).
+    cluster_seed : int or None
+        The K-means seed (``"mslr"`` only).
+    """
+
+    kind: str
+    arms: int
+    means: tuple[float, ...] | None = None
+    concentration: float | None = None
+    path: str | None = None
+    cluster_seed: int | None = None
+
+    @property
+    def shared(self) -> bool:
+        """Whether one instance serves every repetition (real data, or given means)."""
+        return self.kind == "mslr" or self.means is not None
+
+    def draw(self, rng: np.random.Generator) -> MABInstance:
+        """The instance of one repetition, drawn from its instance stream (synthetic kinds)."""
+        if self.kind == "gaussian-easy":
+            return gaussian_easy(rng, self.arms)
+        if self.kind == "gaussian-hard":
+            return gaussian_hard(rng, self.arms)
+        means = self.means if self.means is not None else tuple(0.25 + 0.5 * rng.random(self.arms))
+        if self.kind == "bernoulli":
+            return BernoulliArms(means)
+        if self.kind == "beta":
+            return BetaArms(
+                means, _DEFAULT_CONCENTRATION if self.concentration is None else self.concentration
+            )
+        raise ConfigError("instance.kind", self.kind, "a synthetic kind to draw")  # pragma: no cover
+
+    def build_shared(self) -> MABInstance:
+        """The one instance of every repetition (:attr:`shared` kinds; may read and cluster a file)."""
+        if self.kind != "mslr":
+            return self.draw(np.random.default_rng(0))  # means are fixed: the stream is not read
+        from learners.datasets import default_real_instance, mslr_instance
+
+        seed = 0 if self.cluster_seed is None else self.cluster_seed
+        if self.path is None:
+            return default_real_instance(self.arms, seed)
+        return mslr_instance(self.path, self.arms, seed)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The ``[instance]`` table of this spec."""
+        out: dict[str, Any] = {"kind": self.kind}
+        if self.kind == "mslr":
+            if self.path is not None:
+                out["path"] = self.path
+            out["clusters"] = self.arms
+            out["cluster_seed"] = self.cluster_seed
+            return out
+        out["arms"] = self.arms
+        if self.means is not None:
+            out["means"] = list(self.means)
+        if self.concentration is not None:
+            out["concentration"] = self.concentration
+        return out
+
+    def describe(self) -> str:
+        """A short caption, e.g. ``gaussian-easy, K=10``."""
+        if self.kind == "mslr":
+            if self.path is None:
+                return f"mslr stand-in (not MSLR-WEB10K), K={self.arms}"
+            return f"mslr ({Path(self.path).name}), K={self.arms}"
+        return f"{self.kind}, K={self.arms}"
+
+
+def _bernoulli_mean(where: str, value: object) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 1:
+        raise ConfigError(where, value, "a mean in [0, 1]")
+    return float(value)
+
+
+#: The largest variance of an aggregate's noise a run draws: the samplers draw int64 values, and
+#: numpy's Poisson (behind Skellam, two rates of half the variance) takes rates below 9.2e18.
+MAX_NOISE_VARIANCE = 1.8e19
+
+
+class MABFamily(Family):
+    """The distributed MAB paper's learners (:mod:`learners.mab`)."""
+
+    name = "mab"
+    algorithms: ClassVar[Mapping[str, bool]] = {n: a.private for n, a in mab.ALGORITHMS.items()}
+    instance_keys: ClassVar[Mapping[str, tuple[str, ...]]] = {
+        "gaussian-easy": ("kind", "arms"),
+        "gaussian-hard": ("kind", "arms"),
+        "bernoulli": ("kind", "arms", "means"),
+        "beta": ("kind", "arms", "means", "concentration"),
+        "mslr": ("kind", "path", "clusters", "cluster_seed"),
+    }
+    params = tuple(f for f in mab.Learner.__dataclass_fields__ if f not in ("name", "epsilon"))
+    unit_arrays = ("released", "final_arms")
+    regret_label = ("pseudo-regret", "Reg(t)")
+    takes_privacy_route = True
+    table_note = (
+        "Claimed: the guarantee of the variant's theorem (— where its hypotheses do not hold). Exact: the "
+        "certified guarantee of the run's saved ledgers (ledgers/), worst over the released batch "
+        "sizes, and the accountant route that answered it. Every ε is a certified upper bound, rounded up. "
+        "Regret: the final time-average pseudo-regret Reg(T)/T, mean ± 95% CI half-width."
+    )
+
+    def instance(self, where: str, table: Mapping[str, Any], base: Path) -> InstanceSpec:
+        from learners.config import _integer, _list, _real, _string
+
+        kind = table["kind"]
+        if kind == "mslr":
+            clusters = _integer(
+                f"{where}.clusters", table.get("clusters", _DEFAULT_CLUSTERS), 2, MAX_ARMS, _WHY_ARMS
+            )
+            cluster_seed = _integer(
+                f"{where}.cluster_seed",
+                table.get("cluster_seed", 0),
+                0,
+                2**32 - 1,
+                "K-means seeds are 32-bit",
+            )
+            path = None
+            if "path" in table:
+                given = Path(_string(f"{where}.path", table["path"])).expanduser()
+                resolved = given if given.is_absolute() else base / given
+                if not resolved.is_file():
+                    raise ConfigError(
+                        f"{where}.path",
+                        table["path"],
+                        f"an existing MSLR-WEB10K-format file (looked for {resolved})",
+                    )
+                path = str(resolved.resolve())
+            return InstanceSpec(kind, clusters, path=path, cluster_seed=cluster_seed)
+        means: tuple[float, ...] | None = None
+        if "means" in table:
+            items = _list(f"{where}.means", table["means"])
+            # Beta(μc, (1-μ)c) needs 0 < μ < 1; a Bernoulli mean may be 0 or 1.
+            if kind == "beta":
+                means = tuple(_real(f"{where}.means[{j}]", m, low=0.0, high=1.0) for j, m in enumerate(items))
+            else:
+                means = tuple(_bernoulli_mean(f"{where}.means[{j}]", m) for j, m in enumerate(items))
+            if len(means) < 2:
+                raise ConfigError(f"{where}.means", table["means"], "K >= 2 arm means")
+        default_arms = len(means) if means is not None else _DEFAULT_ARMS
+        arms = _integer(f"{where}.arms", table.get("arms", default_arms), 2, MAX_ARMS, _WHY_ARMS)
+        if means is not None and arms != len(means):
+            raise ConfigError(f"{where}.arms", arms, f"the number of means, {len(means)}")
+        concentration = None
+        if kind == "beta":
+            concentration = _real(
+                f"{where}.concentration", table.get("concentration", _DEFAULT_CONCENTRATION)
+            )
+        return InstanceSpec(kind, arms, means=means, concentration=concentration)
+
+    def learner(self, name: str, epsilon: float | None, params: Mapping[str, Any]) -> mab.Learner:
+        return mab.make_learner(name, epsilon, **params)
+
+    def check_panel(
+        self, instance: Any, *, where: str, horizon: int, horizon_where: str, repetitions: int, chunk: int
+    ) -> None:
+        from learners.config import MAX_CURVE_POINTS
+
+        if horizon < instance.arms:
+            raise ConfigError(horizon_where, horizon, f"a horizon T >= K = {instance.arms} (K of {where})")
+        if repetitions * instance.arms > MAX_CURVE_POINTS:
+            raise ConfigError(
+                "repetitions",
+                repetitions,
+                f"repetitions x arms <= {MAX_CURVE_POINTS:.0e} (= {repetitions} x {instance.arms} here: "
+                "the learner keeps per-arm statistics of every repetition in memory)",
+            )
+
+    def check(self, learner: Any, panel: Panel, algorithm: int, epsilon_where: str) -> None:
+        """The protocol parameters of the first and the last full batch, computed now: a setting they
+        cannot take (a noise beyond the samplers, an encoding beyond 2^53) is a config error before
+        anything runs, naming the setting, not a failure in the middle of the run."""
+        if learner.variant is None or learner.epsilon is None:
+            return
+        from accounting.calibration import protocol_parameters
+        from learners.protocols import Protocol
+
+        horizon = panel.horizon
+        where = f"algorithms[{algorithm}]"
+        sizes = {learner.eta}
+        while max(sizes) * learner.eta <= horizon:
+            sizes.add(max(sizes) * learner.eta)
+        variance = 0.0
+        try:
+            for n in (min(sizes), max(sizes)):
+                par = protocol_parameters(
+                    learner.variant, learner.epsilon, n, horizon, scale=learner.scale, p=learner.p_tau
+                )
+                Protocol(par)  # its own checks
+                if par.g > 2**53:  # the encoding of every batch (learners.protocols.encode)
+                    raise ParameterError(
+                        "g", par.g, "an integer in [1, 2**53] (x*g must be exact enough to round)"
+                    )
+                noise = par.share if par.share is not None else par.server_noise
+                if isinstance(noise, Skellam):  # the one sampler with a ceiling below int64's
+                    variance = max(variance, noise.variance() * (n if par.share is not None else 1))
+        except (ParameterError, ParameterTypeError) as err:
+            field = f"{where}.params.{err.name}" if err.name in ("scale", "p") else epsilon_where
+            if err.name == "g" and learner.scale is not None:
+                field = f"{where}.params.scale"
+            value = learner.scale if field.endswith("scale") else learner.epsilon
+            raise ConfigError(field, value, f"settings the protocol can take ({err})") from None
+        if not variance <= MAX_NOISE_VARIANCE:
+            field = f"{where}.params.scale" if learner.scale is not None else epsilon_where
+            raise ConfigError(
+                field,
+                learner.scale if learner.scale is not None else learner.epsilon,
+                f"a Skellam protocol noise of variance at most {MAX_NOISE_VARIANCE:g} per aggregate (this "
+                f"one has {variance:.3g}: numpy's Poisson sampler takes rates below 9.2e18)",
+            )
+
+    def run(
+        self,
+        learner: Any,
+        instances: Any,
+        horizon: int,
+        *,
+        tapes: Sequence[np.random.Generator],
+        rng: np.random.Generator,
+        checkpoints: int,
+        delta: float,
+    ) -> UnitRun:
+        result = mab.run(
+            learner, instances, horizon, tapes=tapes, rng=rng, checkpoints=checkpoints, delta=delta
+        )
+        meta = {
+            "label": learner.label,
+            "learner": asdict(learner),
+            "horizon": result.horizon,
+            # the ledgers the run wrote as it released (answered once, when the outputs are written)
+            "ledgers": {str(n): ledger.to_dict() for n, ledger in result.ledgers.items()},
+            "releases": {str(n): int(k) for n, k in result.releases.items()},
+            "bits": int(result.bits),
+            "batch_sizes": [int(n) for n in result.batch_sizes],
+        }
+        return UnitRun(
+            np.asarray(result.rounds, dtype=np.int64),
+            np.asarray(result.pseudo_regret, dtype=np.float64),
+            np.asarray(result.realized_regret, dtype=np.float64),
+            {
+                "released": np.asarray(result.released, dtype=np.int64),
+                "final_arms": np.asarray(result.final_arms, dtype=np.int64),
+            },
+            meta,
+        )
+
+    def result(
+        self,
+        learner: Any,
+        panel: Panel,
+        arrays: Mapping[str, NDArray[Any]],
+        metas: Sequence[Mapping[str, Any]],
+        ledgers: Mapping[int, Accountant],
+        releases: Mapping[int, int],
+        *,
+        delta: float,
+        route: str,
+        files: Sequence[str],
+    ) -> dict[str, Any]:
+        return {
+            "privacy": self.privacy(learner, ledgers, releases, delta, route, files),
+            "bits_per_user_per_batch": max(int(m["bits"]) for m in metas),
+            "batch_sizes": sorted({int(n) for m in metas for n in m["batch_sizes"]}),
+            "released_mean": float(arrays["released"].mean()),
+            "final_arms_mean": float(arrays["final_arms"].mean()),
+            "learner": metas[0]["learner"],
+        }
+
+    @staticmethod
+    def privacy(
+        learner: mab.Learner,
+        ledgers: Mapping[int, Accountant],
+        releases: Mapping[int, int],
+        delta: float,
+        route: str,
+        files: Sequence[str],
+    ) -> dict[str, Any]:
+        """The privacy of a (panel, algorithm, ε): its merged ledgers (saved as ``files``), answered.
+
+        ``epsilon``, ``delta``, ``batches``, ... are :func:`learners.mab.privacy_of` by the config's
+        ``route``; ``claimed`` is the variant's theorem; ``exact`` is
+        :func:`learners.mab.exact_privacy`, under :data:`learners.mab.EXACT_BUDGET` unless the config
+        asked for ``"auto"`` (exact answers at any cost, which :func:`privacy_of` computes anyway).
+        Both memoize their answers.
+        """
+        answered = mab.privacy_of(learner, ledgers, delta, route)
+        exact = mab.exact_privacy(learner, ledgers, delta, None if route == "auto" else mab.EXACT_BUDGET)
+        privacy = asdict(answered)
+        privacy["releases"] = [[n, releases[n]] for n in sorted(releases)]
+        claimed = answered.theorem_epsilon
+        if answered.notion == "pure" and answered.theorem_holds:
+            claimed = learner.epsilon  # (ε, 0)-DP, the nominal ε, whatever was released
+        privacy["claimed"] = {
+            "epsilon": claimed,
+            "delta": answered.delta,
+            "statement": answered.statement,
+            "holds": answered.theorem_holds,
+        }
+        privacy["exact"] = {
+            "epsilon": exact.epsilon,
+            "delta": exact.delta,
+            "route": exact.route,
+            "ledgers": list(files),
+            "batches": [list(b) for b in exact.batches],
+            "message": exact.message,
+        }
+        return privacy
+
+
+# ---------------------------------------------------------------------------------------
+# The federated linear family (learners.linear)
+# ---------------------------------------------------------------------------------------
+
+#: The synthetic instance's defaults: the paper's (spec §8.2), its instance fixed by seed 2.
+_LINEAR_DEFAULTS: dict[str, Any] = {
+    "dim": 10,
+    "arms": 100,
+    "agents": 100,
+    "noise_sd": 0.5,
+    "instance_seed": 2,
+}
+
+
+@dataclass(frozen=True)
+class LinearInstanceSpec:
+    """The instance of a panel of the linear family: ``linear-synthetic`` (spec §8.2).
+
+    One instance serves every repetition (the paper fixes it with seed 2): ``θ*`` and the key of
+    its arm stream are drawn by :func:`learners.linear_instances.draw_synthetic` from
+    ``numpy.random.default_rng(instance_seed)``; the repetitions differ in their reward noise.
+
+    Attributes
+    ----------
+    kind : str
+        ``"linear-synthetic"``.
+    dim, arms, agents : int
+        ``d``, ``K`` (arms per silo and round), ``M`` (silos).
+    noise_sd : float
+        The reward noise's standard deviation.
+    instance_seed : int
+    """
+
+    kind: str
+    dim: int
+    arms: int
+    agents: int
+    noise_sd: float
+    instance_seed: int
+
+    @property
+    def shared(self) -> bool:
+        return True
+
+    def draw(self, rng: np.random.Generator) -> SyntheticInstance:  # pragma: no cover - always shared
+        return self.build_shared()
+
+    def build_shared(self) -> SyntheticInstance:
+        """The instance (cheap: ``d - 1`` normals and a key; its arms are computed as the run reads them)."""
+        rng = np.random.default_rng(self.instance_seed)
+        return draw_synthetic(rng, self.dim, self.arms, self.agents, self.noise_sd)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind,
+            "dim": self.dim,
+            "arms": self.arms,
+            "agents": self.agents,
+            "noise_sd": self.noise_sd,
+            "instance_seed": self.instance_seed,
+        }
+
+    def describe(self) -> str:
+        return f"synthetic, d={self.dim}, K={self.arms}, M={self.agents}"
+
+
+def _linear(panel: Panel) -> LinearInstanceSpec:
+    assert isinstance(panel.instance, LinearInstanceSpec), panel.instance
+    return panel.instance
+
+
+def _linear_statement(learner: linear.Learner) -> str:
+    """The claim of a private linear learner, as its paper states it."""
+    model = learner.algorithm.model
+    theorem = {
+        "silo-ldp": "silo-level LDP (Definition 2.1; Theorem 5.1, protocol P)",
+        "shuffle": "shuffle DP (Definition 2.3; Theorem 5.3, amplification by shuffling)",
+        "none": "Fed-DP of Dubey & Pentland (2020) — not a guarantee: its sync rule leaks (§7.2)",
+    }[model]
+    return f"({learner.epsilon:g}, {learner.delta:g})-{theorem}, sigma_mode={learner.sigma_mode!r}"
+
+
+class LinearFamily(Family):
+    """Federated LinUCB and its baselines (:mod:`learners.linear`)."""
+
+    name = "linear"
+    algorithms: ClassVar[Mapping[str, bool]] = {n: a.private for n, a in linear.ALGORITHMS.items()}
+    instance_keys: ClassVar[Mapping[str, tuple[str, ...]]] = {
+        "linear-synthetic": ("kind", "dim", "arms", "agents", "noise_sd", "instance_seed")
+    }
+    params = tuple(f for f in linear.Learner.__dataclass_fields__ if f not in ("name", "epsilon"))
+    unit_arrays = ("syncs", "reals", "bits", "clipped")
+    regret_label = ("group pseudo-regret", "R_M(t)")
+    takes_privacy_route = False
+    table_note = (
+        "Claimed: the learner's target (ε, δ) (holds: whether the run certifies it). Exact: the certified "
+        "guarantee of the run's saved ledgers (ledgers/, one per number of tree nodes a batch entered), "
+        "worst over them, by the accountant route named (∞ where the ledger does not bound what the "
+        "algorithm as run reveals; see the notes). Every ε is a certified upper bound, rounded up. Regret: "
+        "the final time-average group pseudo-regret R_M(T)/T (summed over the M silos), mean ± 95% CI "
+        "half-width."
+    )
+
+    def instance(self, where: str, table: Mapping[str, Any], base: Path) -> LinearInstanceSpec:
+        from learners.config import _integer, _real
+
+        values = {**_LINEAR_DEFAULTS, **{k: v for k, v in table.items() if k != "kind"}}
+        dim = _integer(f"{where}.dim", values["dim"], 2, 10**4, "V is a d x d matrix per silo and repetition")
+        arms = _integer(f"{where}.arms", values["arms"], dim, MAX_ARMS, "the first d arms are the basis arms")
+        agents = _integer(f"{where}.agents", values["agents"], 1, 10**6)
+        noise_sd = _real(f"{where}.noise_sd", values["noise_sd"], low_open=False)
+        seed = _integer(
+            f"{where}.instance_seed", values["instance_seed"], 0, 2**128 - 1, "numpy seeds are non-negative"
+        )
+        spec = LinearInstanceSpec(table["kind"], dim, arms, agents, float(noise_sd), seed)
+        try:
+            spec.build_shared()  # its own checks (one block of arms must fit in memory)
+        except (ParameterError, ParameterTypeError) as err:
+            name = err.name if err.name in _LINEAR_DEFAULTS else "agents"
+            raise ConfigError(_error_field(where, name), values.get(name), err.valid) from None
+        return spec
+
+    def params_of(self, name: str, params: dict[str, Any], delta: float) -> dict[str, Any]:
+        """A private algorithm's ``delta`` defaults to the config's top-level ``delta``."""
+        if self.algorithms.get(name) and "delta" not in params:
+            return {**params, "delta": delta}
+        return params
+
+    def learner(self, name: str, epsilon: float | None, params: Mapping[str, Any]) -> linear.Learner:
+        return linear.make_learner(name, epsilon, **params)
+
+    def default_label(self, learner: Any) -> str:
+        """The algorithm's name in the paper, e.g. ``LDP-FedLinUCB-Lazy`` (the learner's own label
+        names its ε, and a label serves every ε)."""
+        return str(learner.algorithm.label)
+
+    def check_panel(
+        self, instance: Any, *, where: str, horizon: int, horizon_where: str, repetitions: int, chunk: int
+    ) -> None:
+        per = instance.agents * instance.arms * instance.dim
+        count = min(chunk, repetitions)
+        if count * per > MAX_LINEAR_STATE:
+            raise ConfigError(
+                "chunk",
+                chunk,
+                f"chunk x agents x arms x dim <= {MAX_LINEAR_STATE:.0e} (= {count} x {per} for {where}: "
+                "every round a unit scores each silo's arms of its repetitions at once)",
+            )
+
+    def check(self, learner: Any, panel: Panel, algorithm: int, epsilon_where: str) -> None:
+        """``B <= T``, and for the shuffle variants their noise (Theorem 5.3, instant): a setting no
+        σ0 certifies (outside Lemma F.2's hypotheses) is refused before anything runs, naming the ε.
+        (The silo-level σ0 is calibrated by the run: seconds each, which ``dp-regret list`` should
+        not spend, and it takes every ε the config accepts.)"""
+        where = f"algorithms[{algorithm}]"
+        agents, dim = _linear(panel).agents, _linear(panel).dim
+        if learner.batch is not None and learner.batch > panel.horizon:
+            raise ConfigError(
+                panel.horizon_where, panel.horizon, f"a horizon T >= batch B = {learner.batch} (of {where})"
+            )
+        if learner.algorithm.model != "shuffle":
+            return
+        try:
+            noise = linear.noise_of(learner, panel.horizon, agents, dim=dim)
+        except (ParameterError, ParameterTypeError) as err:
+            raise ConfigError(epsilon_where, learner.epsilon, f"{err.valid} (for {where})") from None
+        if not noise.feasible:
+            raise ConfigError(
+                epsilon_where,
+                learner.epsilon,
+                f"a setting Theorem 5.3 certifies for {where} at M = {agents}, T = "
+                f"{panel.horizon} ({noise.conditions}); sigma_mode = 'code' runs the authors' uncertified σ0",
+            )
+
+    def run(
+        self,
+        learner: Any,
+        instances: Any,
+        horizon: int,
+        *,
+        tapes: Sequence[np.random.Generator],
+        rng: np.random.Generator,
+        checkpoints: int,
+        delta: float,
+    ) -> UnitRun:
+        # δ of the report: the learner's own (its claim) where it has one
+        result = linear.run(learner, instances, horizon, tapes=tapes, rng=rng, checkpoints=checkpoints)
+        noise = result.noise
+        meta = {
+            "label": learner.label,
+            "learner": asdict(learner),
+            "horizon": result.horizon,
+            # the ledger of one user of each kind of batch, keyed by the tree nodes per stream it entered
+            "ledgers": {str(n): ledger.to_dict() for n, ledger in result.ledgers.items()},
+            "noise": {"sigma0": noise.sigma0, "mode": noise.mode, "syncs": noise.syncs, "kappa": noise.kappa},
+            "regularizer": result.regularizer,
+        }
+        return UnitRun(
+            np.asarray(result.rounds, dtype=np.int64),
+            np.asarray(result.pseudo_regret, dtype=np.float64),
+            np.asarray(result.realized_regret, dtype=np.float64),
+            {name: np.asarray(getattr(result, name), dtype=np.int64) for name in self.unit_arrays},
+            meta,
+        )
+
+    def result(
+        self,
+        learner: Any,
+        panel: Panel,
+        arrays: Mapping[str, NDArray[Any]],
+        metas: Sequence[Mapping[str, Any]],
+        ledgers: Mapping[int, Accountant],
+        releases: Mapping[int, int],
+        *,
+        delta: float,
+        route: str,
+        files: Sequence[str],
+    ) -> dict[str, Any]:
+        d = _linear(panel).dim
+        noise = metas[0]["noise"]
+        return {
+            "privacy": self.privacy(learner, panel, ledgers, delta, files),
+            "communication": {
+                "syncs_mean": float(arrays["syncs"].mean()),
+                "syncs_max": int(arrays["syncs"].max()),
+                "reals_per_sync": d + d * (d + 1) // 2,
+                "reals_per_silo_mean": float(arrays["reals"].mean()),
+                "bits_per_silo_mean": float(arrays["bits"].mean()),
+                "bits_per_silo_max": int(arrays["bits"].max()),
+            },
+            "clipped_mean": float(arrays["clipped"].mean()),
+            "noise": {**noise, "regularizer": metas[0]["regularizer"]},
+            "learner": metas[0]["learner"],
+        }
+
+    @staticmethod
+    def privacy(
+        learner: linear.Learner,
+        panel: Panel,
+        ledgers: Mapping[int, Accountant],
+        delta: float,
+        files: Sequence[str],
+    ) -> dict[str, Any]:
+        """:func:`learners.linear.privacy_of` the merged ledgers, with ``claimed`` (the learner's
+        target and whether the run certifies it) and ``exact`` (the ledgers by the accountant's
+        ``auto`` route, worst over them; ``inf`` where the ledger is not a guarantee of the run).
+
+        The δ is the learner's (its claim) for a private learner, else the config's ``delta``.
+        """
+        d = learner.delta if learner.delta is not None else delta
+        spec = _linear(panel)
+        noise = linear.noise_of(learner, panel.horizon, spec.agents, dim=spec.dim)
+        answered = linear.privacy_of(learner, noise, ledgers, d)
+        privacy = asdict(answered)
+        privacy["nodes"] = [list(n) for n in answered.nodes]
+        if not learner.private:
+            privacy["claimed"] = privacy["exact"] = None
+            return privacy
+        privacy["claimed"] = {
+            "epsilon": learner.epsilon,
+            "delta": learner.delta,
+            "statement": _linear_statement(learner),
+            "holds": answered.meets_claim,
+        }
+        # the route of the worst ledger, as linear.privacy_of answers it (the vector-sum variants'
+        # ledgers of (ε0, δ0) calls by the PLD route, the Gaussian nodes by the accountant's auto)
+        asked = "pld" if learner.algorithm.release == "vector-sum" else "auto"
+        route = "none"
+        if answered.nodes:
+            n, _ = max(answered.nodes, key=lambda item: item[1])
+            route = ledgers[n].epsilon(d, route=asked).route
+        privacy["exact"] = {
+            "epsilon": answered.content_epsilon if answered.certified else math.inf,
+            "delta": d,
+            "route": route,
+            "ledgers": list(files),
+            "nodes": [list(n) for n in answered.nodes],
+            "certified": answered.certified,
+            "content_epsilon": answered.content_epsilon,
+            "message": answered.message,
+        }
+        return privacy
+
+
+# ---------------------------------------------------------------------------------------
+# The registry
+# ---------------------------------------------------------------------------------------
+
+#: The families, by name; the default (``family`` absent, and no algorithm says otherwise) is "mab".
+FAMILIES: dict[str, Family] = {f.name: f for f in (MABFamily(), LinearFamily())}
+DEFAULT_FAMILY = "mab"
+
+#: Every instance kind, of every family.
+INSTANCE_KINDS = tuple(kind for f in FAMILIES.values() for kind in f.instance_keys)
+
+
+def family(name: str) -> Family:
+    """The family called ``name`` (a :class:`ParameterError` naming it otherwise)."""
+    found = FAMILIES.get(name) if isinstance(name, str) else None
+    if found is None:
+        raise ParameterError("family", name, "one of " + ", ".join(FAMILIES))
+    return found
+
+
+def family_of_algorithm(name: object) -> Family | None:
+    """The family an algorithm name belongs to (``None``: no family has it)."""
+    return next((f for f in FAMILIES.values() if isinstance(name, str) and name in f.algorithms), None)
+
+
+__all__ = [
+    "DEFAULT_FAMILY",
+    "FAMILIES",
+    "INSTANCE_KINDS",
+    "MAX_ARMS",
+    "Family",
+    "InstanceSpec",
+    "LinearFamily",
+    "LinearInstanceSpec",
+    "MABFamily",
+    "UnitRun",
+    "family",
+    "family_of_algorithm",
+]
