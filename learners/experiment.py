@@ -1,9 +1,10 @@
-"""Regret experiments of the distributed MAB paper (spec §7): configs, a resumable runner, outputs.
+"""Regret experiments of every learner family: configs, a resumable runner, outputs.
 
 An experiment is *data*: a TOML file (:func:`load_config`) naming the instance, the horizon, the
 privacy levels, the algorithms with their settings and the seed. One file ships per figure of the
-paper (:func:`shipped_configs`; spec §7.4). :func:`run_experiment` runs it and writes, in one
-results folder,
+distributed MAB paper (``figure1`` ... ``figure5``; spec §7.4), and ``fedlinucb-synthetic``, the
+federated LinUCB paper's Figure 3(a) in small (:func:`shipped_configs`). :func:`run_experiment`
+runs it and writes, in one results folder,
 
 ``config.toml``    the resolved configuration (``--quick`` applied, defaults filled in); running it
                    again reproduces the results;
@@ -11,16 +12,31 @@ results folder,
 ``regret.csv``     tidy regret curves: one row per panel, algorithm, ε, repetition and checkpoint;
 ``summary.json``   final time-average and cumulative regret with 95% confidence intervals, the
                    privacy (the theorem's claim and the exact guarantee of the saved ledgers,
-                   side by side) and the communication of every panel/algorithm/ε;
+                   side by side) and the communication of every panel/algorithm/ε; ``family`` and
+                   ``regret_label`` (how the plots name the regret);
 ``summary.md``     the same as a table (printed by ``dp-regret run``);
-``ledgers/``       the ledger of one user of each released batch size, per panel, algorithm and ε
-                   (``dp-account ledger FILE`` re-accounts it);
+``ledgers/``       the ledger of one user of each released batch size (linear: of each number of
+                   tree nodes a batch entered), per panel, algorithm and ε (``dp-account ledger
+                   FILE`` re-accounts it);
 ``regret-*.png``   time-average regret ``Reg(t)/t`` against the round, each figure also as ``.pdf``
                    and ``.svg`` (:func:`plot_results`);
 ``units/``         one ``.npz`` per finished unit of work (below).
 
+**Learner families** (:mod:`learners.families`). One runner, one config format and one results
+layout serve every family; a family declares its algorithms, its instance kinds (their keys,
+validation, and whether an instance is drawn per repetition or shared), how a learner is built
+and checked, how a unit runs, the per-repetition arrays a unit keeps and its entries of
+``summary.json``. ``mab``: the distributed MAB learners (:mod:`learners.mab`), regret the
+pseudo-regret ``Reg(t)``. ``linear``: federated LinUCB (:mod:`learners.linear`) on the
+``linear-synthetic`` instance (one instance, from ``instance_seed``, shared by every repetition:
+the paper fixes it), regret the group pseudo-regret ``R_M(t)`` summed over the silos, and
+``communication`` (syncs, reals and bits per silo) in the summary. A config's family is its
+algorithms' (one family per config), or its ``family`` key, which the fingerprint includes unless
+it is ``"mab"`` (so results folders of earlier versions resume).
+
 **Common random numbers and seeds.** Repetition ``r`` of panel ``p`` draws its instance (the arm
-means of a synthetic instance) and its reward tape from the two children of
+means of a synthetic MAB instance; a shared instance is built once) and its reward tape from the
+two children of
 ``SeedSequence(seed, spawn_key=(p, 0, r))``; every algorithm and every ε of the panel is run on the
 same instance and on a fresh generator of the same tape, so the comparison between algorithms has
 low variance (spec §7.1). Privacy noise of a unit comes from
@@ -38,8 +54,11 @@ error as in the paper's figures (spec §7.1; about half as wide at ``R = 20``) w
 
 **Units and resuming.** A unit is one (panel, algorithm, ε, chunk of ``chunk`` repetitions). Each
 finished unit is saved at once, atomically, as ``units/<panel>__<algorithm>__<ε>__<chunk>.npz``
-(indices); a run started again on the same folder loads the finished units and computes only the
-rest. ``fingerprint.txt`` holds a hash of everything in the config that the numbers depend on (not
+(indices), holding the regret curves, the family's per-repetition arrays (MAB: ``released``,
+``final_arms``; linear: ``syncs``, ``reals``, ``bits``, ``clipped``) and a JSON meta with the
+unit's ledgers; a run started again on the same folder loads the finished units and computes only
+the rest (a unit of an older version, or without its family's arrays, is computed again).
+``fingerprint.txt`` holds a hash of everything in the config that the numbers depend on (not
 names, labels or the description), so a folder is never resumed with a different config. Each
 unit holds a sha256 of its content: one edited after it was written is refused, naming the file.
 While a run writes a folder it holds ``.dp-regret.lock`` (an ``fcntl`` lock, released however the
@@ -53,7 +72,8 @@ process, which alone writes the folder.
 **Config format**: see :mod:`learners.config`, and the README's section "Experiment config
 reference" (every key with its type, default, valid range and meaning).
 
-**Modules.** :mod:`learners.config` (the TOML format and its validation), :mod:`learners.runner`
+**Modules.** :mod:`learners.config` (the TOML format and its validation), :mod:`learners.families`
+(what each learner family plugs in), :mod:`learners.runner`
 (units of work and their execution), :mod:`learners.results` (the folder's files and the summary),
 :mod:`learners.plotting` (the figures). This module gathers their public names.
 """

@@ -5,7 +5,8 @@ spent in privacy:
 
 ``ledgers/``       the run's ledgers, one file per (panel, algorithm, ε, released batch size):
                    ``ledgers/<panel>__<algorithm>__<ε>__n<batch size>.json`` (indices, as the units;
-                   the ledger of one user of such a batch, parallel composition), written by
+                   the ledger of one user of such a batch, parallel composition; in the linear
+                   family ``n`` is the number of tree nodes per stream the batch entered), written by
                    :meth:`Accountant.to_json <accounting.accountant.Accountant.to_json>` with its
                    sha256; ``dp-account ledger FILE --delta D [--route R]`` re-accounts one;
 ``summary.json``   each result's ``privacy`` holds, beside the guarantee answered by the config's
@@ -14,7 +15,10 @@ spent in privacy:
                    (``{"epsilon", "delta", "statement", "holds"}``, ``epsilon`` null where its hypotheses
                    fail), and ``exact``, the guarantee of the saved ledgers by the tightest exact route
                    (``{"epsilon", "delta", "route", "ledgers", "batches", "message"}``;
-                   :func:`learners.mab.exact_privacy`), independent of ``privacy_route``;
+                   :func:`learners.mab.exact_privacy`), independent of ``privacy_route``. These are
+                   the MAB family's; every family gives ``claimed`` and ``exact`` with at least
+                   these keys' ``epsilon``, ``delta``, ``statement``/``route``, ``holds``/``ledgers``
+                   (:meth:`learners.families.Family.result`; linear: ``exact.nodes``);
 ``summary.md``     the same side by side with the final regret, a markdown table
                    (:func:`summary_table`).
 
