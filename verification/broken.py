@@ -20,6 +20,20 @@ The defects (``papers/distributed-dp-mab.md`` is "the spec"):
   by a factor √2 (a variance/σ² mix-up), claiming the correct σ's ``ε(δ)``.
 
 The parameters are chosen so that ``10^6`` samples per side flag each defect clearly.
+
+The federated LinUCB entries (:func:`federated_catalogue`, ``papers/federated-lcb.md`` §7.5 A1;
+audited by ``run_catalogue(federated=True)``, at most :data:`FEDERATED_SAMPLES` runs a side):
+
+* ``dubey-pentland-schedule`` — Dubey & Pentland's sync rule reads non-private local data, so
+  whether a sync follows round 1 tells another silo whether a user's ``‖x‖²`` exceeds a public
+  constant (§7.2, Example 3.1); silo-level LDP fails for every noise level (it needs ``δ >= 1``);
+* ``dubey-pentland-action`` — the same through silo ``j``'s action at ``t = 2`` alone, which is
+  all Fed-DP constrains (App. B.2);
+* their controls ``fedlinucb-fixed-schedule`` and ``fedlinucb-lazy-fixed-schedule``: Algorithm 1
+  and Algorithm 8 on the same pair, with the fixed (public) schedule.
+
+The other federated audits (A2 aggregate noise, A4 exact accounting, A5 within-batch
+adaptivity) are not sampled audits; they are in :mod:`verification.federated`.
 """
 
 from __future__ import annotations
@@ -28,6 +42,7 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
+from functools import cache
 from typing import Any
 
 import numpy as np
@@ -45,10 +60,13 @@ from verification.audit import (
     audit,
 )
 from verification.errors import ParameterError
+from verification.federated import SideChannelPair, side_channel_claim
 
 __all__ = [
     "BROKEN",
     "CORRECT",
+    "FEDERATED_PILOT",
+    "FEDERATED_SAMPLES",
     "ArmSumsPair",
     "BrokenMechanism",
     "CatalogueRow",
@@ -56,6 +74,7 @@ __all__ = [
     "LaplaceReachability",
     "PolyaSharesPair",
     "SkellamSharesPair",
+    "federated_catalogue",
     "run_catalogue",
 ]
 
@@ -80,6 +99,12 @@ class BrokenMechanism:
         Where the defect (or the correct mechanism) is described.
     statistic : Statistic or None
         The statistic the audit should use (None: the auditor's default).
+    samples : int or None
+        The most samples per side this entry is audited with, whatever the catalogue's (None: no
+        limit). An entry whose sample is a whole bandit run sets it, so that the catalogue's
+        default of 10^6 cheap draws does not become 10^6 runs.
+    pilot : int or None
+        The most pilot samples per side (None: the auditor's default).
     """
 
     name: str
@@ -89,6 +114,8 @@ class BrokenMechanism:
     sample_pair: SamplePair
     reference: str
     statistic: Statistic | None = None
+    samples: int | None = None
+    pilot: int | None = None
 
 
 # ---------------------------------------------------------------------------------------
@@ -389,6 +416,82 @@ def _discrete_gaussian(wrong: bool, sigma: float = 10.0, sensitivity: int = 10) 
     )
 
 
+# ---------------------------------------------------------------------------------------
+# Federated LinUCB: the schedule side channel of Dubey & Pentland (federated-lcb.md §7.2, §7.5 A1)
+# ---------------------------------------------------------------------------------------
+
+#: Whole two-round runs per side (vectorized): 4000 and a pilot of 1000 take about a second an entry
+#: and bound ε from below by about 6.9 when one side never shows the event the other always does.
+FEDERATED_SAMPLES = 4000
+FEDERATED_PILOT = 1000
+_A1_EPSILON, _A1_DELTA = 1.0, 0.01
+
+
+def _side_channel(name: str, pair: SideChannelPair, description: str, broken: bool) -> BrokenMechanism:
+    reference = (
+        "papers/federated-lcb.md §7.2 (Example 3.1, App. B.1-B.2), §7.5 A1"
+        if broken
+        else "papers/federated-lcb.md §3 (Algorithm 1, fixed schedule), §11.1 (Algorithm 8), §7.5 A1"
+    )
+    return BrokenMechanism(
+        name=name,
+        description=description,
+        claimed_epsilon=side_channel_claim(pair),
+        delta=pair.delta,
+        sample_pair=pair,
+        reference=reference,
+        samples=FEDERATED_SAMPLES,
+        pilot=FEDERATED_PILOT,
+    )
+
+
+@cache
+def federated_catalogue() -> tuple[tuple[BrokenMechanism, ...], tuple[BrokenMechanism, ...]]:
+    """The A1 entries: (broken, correct), counterparts in the same order (built on first use).
+
+    Each sample is what silo ``j`` sees of a two-round run on the neighbouring pair of spec §7.5
+    A1 (:class:`verification.federated.SideChannelPair`). Dubey & Pentland claim ``(ε, δ)`` from
+    their content noise (calibrated exactly, its ε is the claim); their sync after round 1 happens
+    iff silo ``i``'s first user is Tracy, so no noise level can meet any ``δ < 1``. The fixed-batch
+    controls (``B = 1``, at which Algorithm 1's batch sensitivity is the per-user one) sync on a
+    public schedule and must not be flagged. The claims need a calibration and learners.linear, so
+    the entries are built when first asked for rather than on import.
+    """
+    e, d = _A1_EPSILON, _A1_DELTA
+    broken = (
+        _side_channel(
+            "dubey-pentland-schedule",
+            SideChannelPair("dubey-pentland", e, d, "transcript"),
+            "Dubey & Pentland (Algorithm 3): silo j sees 2·1{sync after round 1} + its action at t = 2; "
+            "the sync fires iff silo i's first user has ‖x‖² > C = λ(e^D - 1) (Tracy, not Alice)",
+            True,
+        ),
+        _side_channel(
+            "dubey-pentland-action",
+            SideChannelPair("dubey-pentland", e, d, "action"),
+            "Dubey & Pentland: silo j's action at t = 2 only (Fed-DP): deterministic without the sync "
+            "(Alice), decided by the synced noisy sums with it (Tracy)",
+            True,
+        ),
+    )
+    correct = (
+        _side_channel(
+            "fedlinucb-fixed-schedule",
+            SideChannelPair("ldp-fedlinucb", e, d, "transcript", batch=1, sensitivity="batch"),
+            "Algorithm 1 with protocol P, B = 1 (public schedule): silo j sees 2·1{sync after round 1} + "
+            "its action at t = 2",
+            False,
+        ),
+        _side_channel(
+            "fedlinucb-lazy-fixed-schedule",
+            SideChannelPair("ldp-fedlinucb-lazy", e, d, "action", batch=1),
+            "Algorithm 8 (lazy) with protocol P, B = 1: silo j's action at t = 2",
+            False,
+        ),
+    )
+    return broken, correct
+
+
 #: The broken mechanisms; the auditor must flag each of them.
 BROKEN: tuple[BrokenMechanism, ...] = (
     _polya(released_code=True),
@@ -442,7 +545,7 @@ class CatalogueRow:
         kind = "broken " if self.broken else "correct"
         verdict = "flagged" if self.flagged else "not flagged"
         return (
-            f"{kind} {self.name:26s} claimed ε = {self.claimed_epsilon:<8.4g} {f'(δ = {self.delta:g})':13s} "
+            f"{kind} {self.name:29s} claimed ε = {self.claimed_epsilon:<8.4g} {f'(δ = {self.delta:g})':13s} "
             f"ε_lb = {self.epsilon_lower:<8.4g} {verdict:12s} {'ok' if self.ok else 'UNEXPECTED'}"
         )
 
@@ -453,10 +556,12 @@ def run_catalogue(
     *,
     confidence: float = 0.95,
     include_correct: bool = True,
+    federated: bool = False,
     audit_fn: Callable[..., AuditResult] = audit,
     **options: Any,
 ) -> list[CatalogueRow]:
-    """Audit every catalogue entry: :data:`BROKEN`, then (``include_correct``) :data:`CORRECT`.
+    """Audit every catalogue entry: :data:`BROKEN`, then (``include_correct``) :data:`CORRECT`,
+    then (``federated``) the federated LinUCB entries of :func:`federated_catalogue`.
 
     Parameters
     ----------
@@ -468,6 +573,10 @@ def run_catalogue(
         The confidence of every audit.
     include_correct : bool
         Also audit the correct counterparts (the false-alarm check).
+    federated : bool
+        Also audit the federated LinUCB entries (broken, then correct if ``include_correct``); an
+        entry's ``samples`` and ``pilot`` cap the catalogue's. Their seeds are spawned after the
+        others', so the other entries' results do not depend on it.
     audit_fn : callable
         The auditor (default :func:`verification.audit.audit`).
     **options
@@ -485,18 +594,30 @@ def run_catalogue(
             "options", sorted(options), "no statistic, delta or claimed_epsilon (set per entry)"
         )
     entries = [(m, True) for m in BROKEN] + ([(m, False) for m in CORRECT] if include_correct else [])
-    seeds = np.random.SeedSequence(seed).spawn(len(entries))
+    root = np.random.SeedSequence(seed)
+    seeds = root.spawn(len(entries))
+    if federated:
+        fed_broken, fed_correct = federated_catalogue()
+        more = [(m, True) for m in fed_broken] + (
+            [(m, False) for m in fed_correct] if include_correct else []
+        )
+        entries += more
+        seeds += root.spawn(len(more))
     rows = []
     for (mech, broken), child in zip(entries, seeds, strict=True):
+        extra = dict(options)
+        if mech.pilot is not None:
+            asked = v.integer("pilot", options["pilot"], minimum=100) if "pilot" in options else mech.pilot
+            extra["pilot"] = min(asked, mech.pilot)
         result = audit_fn(
             mech.sample_pair,
             delta=mech.delta,
             claimed_epsilon=mech.claimed_epsilon,
-            samples=samples,
+            samples=samples if mech.samples is None else min(samples, mech.samples),
             confidence=confidence,
             seed=child,
             statistic=mech.statistic,
-            **options,
+            **extra,
         )
         rows.append(
             CatalogueRow(
