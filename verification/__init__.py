@@ -6,7 +6,10 @@
 * :mod:`verification.audit` — a black-box empirical ε lower bound (Clopper–Pearson on held-out
   samples), chunked, optionally on a Dask cluster;
 * :mod:`verification.symbolic` — sympy proofs of the identities the accounting relies on;
-* :mod:`verification.broken` — mechanisms with known defects, which the auditor must flag.
+* :mod:`verification.broken` — mechanisms with known defects, which the auditor must flag;
+* :mod:`verification.federated` — the federated LinUCB audits (spec ``federated-lcb.md`` §7.5):
+  Dubey & Pentland's schedule side channel, the aggregate tree noise, the tree's exact accounting,
+  within-batch adaptivity.
 
 The command line is ``dp-audit`` (``python -m verification``).
 """

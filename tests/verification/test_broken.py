@@ -276,3 +276,21 @@ def test_run_catalogue_validates(kwargs: dict[str, Any], name: str) -> None:
     with pytest.raises(ParameterError) as info:
         run_catalogue(**kwargs)
     assert info.value.name == name
+
+
+def test_federated_entries_leave_the_other_entries_seeds_alone() -> None:
+    """``run_catalogue(federated=True)`` spawns the federated entries' seeds after the others'."""
+    seeds: list[list[Any]] = [[], []]
+
+    def spy(into: list[Any]) -> Any:
+        def fake(sample_pair: Any, **kwargs: Any) -> AuditResult:
+            into.append(kwargs["seed"].spawn_key)
+            return audit(sample_pair, **{**kwargs, "samples": 200, "pilot": 100})
+
+        return fake
+
+    plain = run_catalogue(samples=200, seed=7, audit_fn=spy(seeds[0]))
+    both = run_catalogue(samples=200, seed=7, audit_fn=spy(seeds[1]), federated=True)
+    assert len(both) == len(plain) + 4
+    assert seeds[1][: len(plain)] == seeds[0]
+    assert [row.epsilon_lower for row in both[: len(plain)]] == [row.epsilon_lower for row in plain]
