@@ -1074,6 +1074,10 @@ class DiscreteGaussian(LatticeNoise):
         shape = _size(size)
         total = math.prod(shape)
         sigma = v.at_most("sigma", float(self.sigma), MAX_SAMPLE_SCALE, _WHY_SAMPLE)
+        if sigma < 1e-100:
+            # σ² underflows (1e-300: the acceptance was 0/0 and the loop never ended); there
+            # P(X != 0) = 2e^{-1/(2σ²)}/Z < e^{-10^199}, so every draw is 0.
+            return np.zeros(shape, dtype=np.int64)
         t = math.floor(sigma) + 1
         proposal = DiscreteLaplace(t)
         out = np.empty(total, dtype=np.int64)

@@ -873,3 +873,12 @@ def test_samplers_at_their_limits_still_draw() -> None:
     assert DiscreteLaplace(1e15).sample(rng, 4).dtype == np.int64
     assert np.all(np.abs(DiscreteGaussian(1e17).sample_exact(rng, 4)) < 2**62)
     assert Skellam(1e6).sample_exact(rng, 2).shape == (2,)
+
+
+def test_a_vanishing_discrete_gaussian_samples_zeros() -> None:
+    """σ = 1e-300: σ² underflowed, the acceptance was 0/0 and the float sampler never returned
+    (dp-audit mechanism hung); P(X != 0) < e^{-10^199}, so every draw is 0."""
+    draws = DiscreteGaussian(1e-300).sample(np.random.default_rng(0), 1000)
+    assert draws.dtype == np.int64
+    assert not draws.any()
+    assert DiscreteGaussian(0.5).sample(np.random.default_rng(0), 1000).any()  # the usual path

@@ -123,6 +123,10 @@ def test_sampler_exact_of_a_continuous_noise_is_refused(capsys: pytest.CaptureFi
             "--scheduler",
         ),
         ("broken --samples 1000000000000000000000", "--samples"),
+        # discrete Gaussian sums: the exact PMF of 10^6 shares and 4e9 share draws hung
+        ("sampler --noise discrete-gaussian --sigma 3 --users 1000000 --samples 2000", "--users"),
+        ("sampler --noise discrete-gaussian --sigma 3 --users 10000 --samples 100000", "--users"),
+        ("mechanism --noise discrete-gaussian --sigma 3 --users 1000000 --samples 2000", "--users"),
     ],
 )
 def test_bad_input_is_one_line_status_2(argv: str, needle: str, capsys: pytest.CaptureFixture[str]) -> None:
