@@ -2,8 +2,9 @@
 
 Subcommands:
 
-``list``       the shipped configs: one per figure of the distributed MAB paper (spec §7.4), and the
-               federated LinUCB paper's Figure 3(a) in small (``fedlinucb-synthetic``);
+``list``       the shipped configs: one per figure of the distributed MAB paper (spec §7.4,
+               ``figure1`` ... ``figure5``) and of the federated LinUCB paper (``fedlcb-figure2a``
+               ... ``fedlcb-figure3d``);
 ``run``        run an experiment config (TOML) into a results folder, resuming one left unfinished;
 ``reproduce``  run a shipped config by name (``--quick`` for a small version that takes seconds);
 ``show``       print a shipped config's TOML (``dp-regret show figure2 > my-experiment.toml`` starts
@@ -40,7 +41,7 @@ from learners.experiment import (
     run_experiment,
     shipped_configs,
 )
-from learners.families import InstanceSpec
+from learners.families import InstanceSpec, MSLRLinearSpec
 from learners.results import summary_table
 
 #: Where results go when ``--out`` is not given: ``results/<name>`` (``-quick`` appended for ``--quick``).
@@ -70,8 +71,13 @@ def _load(path: Path, quick: bool) -> Config:
 def _note_stand_in(config: Config, shipped: str | None) -> None:
     """One line on stderr when a real-data panel runs on the offline stand-in, not MSLR-WEB10K:
     which panels, and how to give the real file (in a copy of the config, for a shipped one)."""
-    panels = [p for p in config.panels if isinstance(p.instance, InstanceSpec) and p.instance.kind == "mslr"]
-    panels = [p for p in panels if isinstance(p.instance, InstanceSpec) and p.instance.path is None]
+    panels = [
+        p
+        for p in config.panels
+        if isinstance(p.instance, InstanceSpec | MSLRLinearSpec)
+        and p.instance.kind in ("mslr", "linear-mslr")
+        and p.instance.path is None
+    ]
     if not panels:
         return
     names = ", ".join(p.name for p in panels)
@@ -82,9 +88,14 @@ def _note_stand_in(config: Config, shipped: str | None) -> None:
         if shipped is not None
         else add
     )
+    what = (
+        "scikit-learn's digits data as queries of its images, built the same way"
+        if isinstance(panels[0].instance, MSLRLinearSpec)
+        else "scikit-learn's diabetes data, clustered the same way"
+    )
     print(
-        f"dp-regret: note: panel(s) {names} use the offline stand-in (scikit-learn's diabetes data, "
-        f"clustered the same way), not MSLR-WEB10K; for the real data: {how}",
+        f"dp-regret: note: panel(s) {names} use the offline stand-in ({what}), not MSLR-WEB10K; "
+        f"for the real data: {how}",
         file=sys.stderr,
     )
 

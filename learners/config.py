@@ -33,7 +33,11 @@ The config format. Top-level keys (``*``: required)::
                    default 10), path / clusters (K, default 50) / cluster_seed (default 0) (mslr;
                    without a path, the offline stand-in :func:`~learners.datasets.default_real_instance`);
                    linear: linear-synthetic, and dim (d, default 10), arms (K, 100), agents (M,
-                   100), noise_sd (0.5), instance_seed (2): one instance shared by every repetition
+                   100), noise_sd (0.5), instance_seed (2): one instance shared by every repetition;
+                   linear-mslr, and path (an MSLR-WEB10K-format file; without it the offline
+                   stand-in :func:`~learners.datasets.default_linear_instance`), features ("title",
+                   d = 57, default, or "body", d = 78), agents (M, 10), reward ("model", default,
+                   or "label"), seed (0; the Lasso's and the query stream's): shared as well
     [[algorithms]] name* (a key of :data:`learners.mab.ALGORITHMS` or
                    :data:`learners.linear.ALGORITHMS`), label, params (keywords of the family's
                    ``make_learner``)
@@ -74,6 +78,7 @@ from learners.families import (
     Family,
     InstanceSpec,
     LinearInstanceSpec,
+    MSLRLinearSpec,
     family_of_algorithm,
 )
 
@@ -81,7 +86,7 @@ FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
 
 #: The instance of a panel, of whichever family.
-Instance = InstanceSpec | LinearInstanceSpec
+Instance = InstanceSpec | LinearInstanceSpec | MSLRLinearSpec
 
 _TOP_KEYS = (
     "name",
@@ -175,7 +180,7 @@ class Panel:
     ----------
     name : str
         Names the panel in files, CSV rows and plots.
-    instance : InstanceSpec or LinearInstanceSpec
+    instance : InstanceSpec, LinearInstanceSpec or MSLRLinearSpec
         Of the config's family (:mod:`learners.families`).
     horizon : int
         ``T``.

@@ -2,9 +2,9 @@
 
 An experiment is *data*: a TOML file (:func:`load_config`) naming the instance, the horizon, the
 privacy levels, the algorithms with their settings and the seed. One file ships per figure of the
-distributed MAB paper (``figure1`` ... ``figure5``; spec §7.4), and ``fedlinucb-synthetic``, the
-federated LinUCB paper's Figure 3(a) in small (:func:`shipped_configs`). :func:`run_experiment`
-runs it and writes, in one results folder,
+distributed MAB paper (``figure1`` ... ``figure5``; spec §7.4), and one per figure of the federated
+LinUCB paper (``fedlcb-figure2a`` ... ``fedlcb-figure3d``, spec §8.5; ``fedlcb-figure3a`` in small)
+(:func:`shipped_configs`). :func:`run_experiment` runs it and writes, in one results folder,
 
 ``config.toml``    the resolved configuration (``--quick`` applied, defaults filled in); running it
                    again reproduces the results;
@@ -29,8 +29,10 @@ and checked, how a unit runs, the per-repetition arrays a unit keeps and its ent
 ``summary.json``. ``mab``: the distributed MAB learners (:mod:`learners.mab`), regret the
 pseudo-regret ``Reg(t)``. ``linear``: federated LinUCB (:mod:`learners.linear`) on the
 ``linear-synthetic`` instance (one instance, from ``instance_seed``, shared by every repetition:
-the paper fixes it), regret the group pseudo-regret ``R_M(t)`` summed over the silos, and
-``communication`` (syncs, reals and bits per silo) in the summary. A config's family is its
+the paper fixes it) or the real-data ``linear-mslr`` one (queries of an MSLR-WEB10K-format file
+as contexts, their documents as arms, or the offline stand-in without a ``path``; shared by every
+repetition, read and fitted once), regret the group pseudo-regret ``R_M(t)`` summed over the
+silos, and ``communication`` (syncs, reals and bits per silo) in the summary. A config's family is its
 algorithms' (one family per config), or its ``family`` key, which the fingerprint includes unless
 it is ``"mab"`` (so results folders of earlier versions resume).
 
@@ -100,6 +102,7 @@ from learners.families import (
     Family,
     InstanceSpec,
     LinearInstanceSpec,
+    MSLRLinearSpec,
     family_of_algorithm,
 )
 from learners.plotting import PAPER_COLORS, plot_results
@@ -138,6 +141,7 @@ __all__ = [
     "Family",
     "InstanceSpec",
     "LinearInstanceSpec",
+    "MSLRLinearSpec",
     "Panel",
     "TamperedError",
     "Unit",

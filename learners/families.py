@@ -24,9 +24,11 @@ The families (:data:`FAMILIES`):
 
 ``mab``     the distributed MAB paper (:mod:`learners.mab`); instance kinds ``gaussian-easy``,
             ``gaussian-hard``, ``bernoulli``, ``beta``, ``mslr``; regret is the pseudo-regret;
-``linear``  federated LinUCB (Zhou & Chowdhury, :mod:`learners.linear`); instance kind
+``linear``  federated LinUCB (Zhou & Chowdhury, :mod:`learners.linear`); instance kinds
             ``linear-synthetic`` (spec §8.2, one instance shared by every repetition, as the
-            paper's seed 2); regret is the *group* pseudo-regret, summed over the ``M`` silos.
+            paper's seed 2) and ``linear-mslr`` (§8.3, queries of an MSLR-WEB10K-format file, or
+            the offline stand-in, shared by every repetition); regret is the *group*
+            pseudo-regret, summed over the ``M`` silos.
 
 A config's family is the one its algorithms belong to (they must all belong to one), or its
 top-level ``family`` key.
@@ -38,6 +40,7 @@ import math
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -49,7 +52,7 @@ from accounting.noise import Skellam
 from learners import linear, mab
 from learners.environments import BernoulliArms, BetaArms, MABInstance, gaussian_easy, gaussian_hard
 from learners.errors import ConfigError, ParameterError, ParameterTypeError
-from learners.linear_instances import SyntheticInstance, draw_synthetic
+from learners.linear_instances import QueryInstance, SyntheticInstance, draw_synthetic
 
 if TYPE_CHECKING:
     from learners.config import Panel
@@ -576,8 +579,107 @@ class LinearInstanceSpec:
         return f"synthetic, d={self.dim}, K={self.arms}, M={self.agents}"
 
 
-def _linear(panel: Panel) -> LinearInstanceSpec:
-    assert isinstance(panel.instance, LinearInstanceSpec), panel.instance
+#: The real-data instance's defaults (spec §8.3: the paper's main instance, Figure 2(c)).
+_MSLR_DEFAULTS: dict[str, Any] = {"features": "title", "agents": 10, "reward": "model", "seed": 0}
+
+
+#: The stand-in's images (scikit-learn's digits) and images per query (default_linear_instance's).
+_STAND_IN_IMAGES, _STAND_IN_DOCS = 1797, 20
+
+
+@lru_cache(maxsize=4)
+def _query_instance(path: str | None, features: str, agents: int, reward: str, seed: int) -> QueryInstance:
+    """The real-data instance of a spec, built once per process (an MSLR-WEB10K file is read and its
+    Lasso fitted once, at config load, and reused by the run)."""
+    from learners.datasets import default_linear_instance, mslr_linear_instance
+
+    if path is None:
+        # queries of 20 images (90 of them), fewer per query beyond 89 silos so that every silo
+        # has one (Figure 3(d)'s M = 100: 17 images, 106 queries)
+        docs = max(1, min(_STAND_IN_DOCS, _STAND_IN_IMAGES // agents))
+        return default_linear_instance(agents=agents, docs=docs, reward=reward, seed=seed)
+    return mslr_linear_instance(path, features, agents=agents, reward=reward, seed=seed)
+
+
+@dataclass(frozen=True)
+class MSLRLinearSpec:
+    """The instance of a panel of the linear family: ``linear-mslr`` (spec §8.3).
+
+    Contexts are queries, arms their documents, ``θ*`` the Lasso fit of the relevance on the
+    chosen features; rewards are noise-free (:func:`learners.datasets.mslr_linear_instance`). One
+    instance serves every repetition, including its query sequence (keyed by ``seed``): the
+    repetitions differ in the privacy noise only (the authors' code redraws the query sequence
+    per run, spec §8.4, which would pad every repetition's blocks separately at up to 908 arms).
+    Without a ``path`` the offline stand-in :func:`learners.datasets.default_linear_instance`
+    (scikit-learn's digits as queries of 20 documents, ``d = 65`` whatever ``features``; beyond 89
+    silos, of ``⌊1797/M⌋`` documents, so that every silo has a query) is used.
+
+    Attributes
+    ----------
+    kind : str
+        ``"linear-mslr"``.
+    path : str or None
+        The MSLR-WEB10K-format file, absolute (``None``: the stand-in).
+    features : str
+        ``"title"`` (``d = 57``, the paper's main instance) or ``"body"`` (``d = 78``, Figure 3(c)).
+    agents : int
+        ``M`` silos (the paper: 10).
+    reward : str
+        ``"model"`` (the Lasso prediction, the paper's) or ``"label"``.
+    seed : int
+        The Lasso's ``random_state`` and the query stream's key.
+    """
+
+    kind: str
+    path: str | None
+    features: str
+    agents: int
+    reward: str
+    seed: int
+
+    @property
+    def shared(self) -> bool:
+        return True
+
+    def draw(self, rng: np.random.Generator) -> QueryInstance:  # pragma: no cover - always shared
+        return self.build_shared()
+
+    def build_shared(self) -> QueryInstance:
+        """The instance (memoized per process: reading and fitting a file is done once)."""
+        return _query_instance(self.path, self.features, self.agents, self.reward, self.seed)
+
+    @property
+    def dim(self) -> int:
+        return self.build_shared().dim
+
+    @property
+    def arms(self) -> int:
+        """The most documents of one query."""
+        return self.build_shared().arms
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"kind": self.kind}
+        if self.path is not None:
+            out["path"] = self.path
+        out.update(features=self.features, agents=self.agents, reward=self.reward, seed=self.seed)
+        return out
+
+    def describe(self) -> str:
+        built = self.build_shared()
+        if self.path is None:
+            what = "mslr stand-in (sklearn digits, not MSLR-WEB10K)"
+        else:
+            what = f"mslr ({Path(self.path).name}, {self.features})"
+        reward = "" if self.reward == "model" else ", reward=label"
+        return f"{what}, d={built.dim}, M={self.agents}, queries={built.queries}{reward}"
+
+
+#: The instance of a panel of the linear family, of either kind.
+LinearSpec = LinearInstanceSpec | MSLRLinearSpec
+
+
+def _linear(panel: Panel) -> LinearSpec:
+    assert isinstance(panel.instance, LinearInstanceSpec | MSLRLinearSpec), panel.instance
     return panel.instance
 
 
@@ -589,7 +691,12 @@ def _linear_statement(learner: linear.Learner) -> str:
         "shuffle": "shuffle DP (Definition 2.3; Theorem 5.3, amplification by shuffling)",
         "none": "Fed-DP of Dubey & Pentland (2020) — not a guarantee: its sync rule leaks (§7.2)",
     }[model]
-    return f"({learner.epsilon:g}, {learner.delta:g})-{theorem}, sigma_mode={learner.sigma_mode!r}"
+    if learner.algorithm.release == "vector-sum":
+        theorem = "shuffle DP (Definition 2.3; Theorem 5.5, the vector-sum protocol P_T^Vec)"
+    mode = f"sigma_mode={learner.sigma_mode!r}"
+    if learner.sigma_mode == "code":
+        mode += " (uncertified: the authors' code's noise)"
+    return f"({learner.epsilon:g}, {learner.delta:g})-{theorem}, {mode}"
 
 
 class LinearFamily(Family):
@@ -598,7 +705,8 @@ class LinearFamily(Family):
     name = "linear"
     algorithms: ClassVar[Mapping[str, bool]] = {n: a.private for n, a in linear.ALGORITHMS.items()}
     instance_keys: ClassVar[Mapping[str, tuple[str, ...]]] = {
-        "linear-synthetic": ("kind", "dim", "arms", "agents", "noise_sd", "instance_seed")
+        "linear-synthetic": ("kind", "dim", "arms", "agents", "noise_sd", "instance_seed"),
+        "linear-mslr": ("kind", "path", "features", "agents", "reward", "seed"),
     }
     params = tuple(f for f in linear.Learner.__dataclass_fields__ if f not in ("name", "epsilon"))
     unit_arrays = ("syncs", "reals", "bits", "clipped")
@@ -613,7 +721,51 @@ class LinearFamily(Family):
         "half-width."
     )
 
-    def instance(self, where: str, table: Mapping[str, Any], base: Path) -> LinearInstanceSpec:
+    def instance(self, where: str, table: Mapping[str, Any], base: Path) -> LinearSpec:
+        if table["kind"] == "linear-mslr":
+            return self._mslr(where, table, base)
+        return self._synthetic(where, table)
+
+    @staticmethod
+    def _mslr(where: str, table: Mapping[str, Any], base: Path) -> MSLRLinearSpec:
+        """``linear-mslr``: the keys checked, then the instance built (the file read and the Lasso
+        fitted, memoized for the run), so a malformed file is a config error naming ``path``."""
+        from learners.config import _integer, _string
+        from learners.datasets import FEATURE_SETS, REWARDS
+
+        values = {**_MSLR_DEFAULTS, **{k: v for k, v in table.items() if k != "kind"}}
+        features = _string(f"{where}.features", values["features"])
+        if features not in FEATURE_SETS:
+            raise ConfigError(f"{where}.features", features, "one of " + ", ".join(FEATURE_SETS))
+        agents = _integer(f"{where}.agents", values["agents"], 1, 10**6, "one block of queries per silo")
+        reward = _string(f"{where}.reward", values["reward"])
+        if reward not in REWARDS:
+            raise ConfigError(f"{where}.reward", reward, "one of " + ", ".join(REWARDS))
+        seed = _integer(f"{where}.seed", values["seed"], 0, 2**32 - 1, "the Lasso's random_state is 32-bit")
+        path = None
+        if "path" in table:
+            given = Path(_string(f"{where}.path", table["path"])).expanduser()
+            resolved = given if given.is_absolute() else base / given
+            if not resolved.is_file():
+                raise ConfigError(
+                    f"{where}.path",
+                    table["path"],
+                    f"an existing MSLR-WEB10K-format file (looked for {resolved})",
+                )
+            path = str(resolved.resolve())
+        spec = MSLRLinearSpec(table["kind"], path, features, agents, reward, seed)
+        try:
+            spec.build_shared()
+        except (ParameterError, ParameterTypeError) as err:
+            name = err.name if err.name in _MSLR_DEFAULTS else "path"
+            value = table.get("path") if name == "path" else values.get(name)
+            if name == "path" and path is None:  # the stand-in refused a setting: its silos
+                name, value = "agents", agents
+            raise ConfigError(_error_field(where, name), value, err.valid) from None
+        return spec
+
+    @staticmethod
+    def _synthetic(where: str, table: Mapping[str, Any]) -> LinearInstanceSpec:
         from learners.config import _integer, _real
 
         values = {**_LINEAR_DEFAULTS, **{k: v for k, v in table.items() if k != "kind"}}
@@ -828,7 +980,9 @@ __all__ = [
     "InstanceSpec",
     "LinearFamily",
     "LinearInstanceSpec",
+    "LinearSpec",
     "MABFamily",
+    "MSLRLinearSpec",
     "UnitRun",
     "family",
     "family_of_algorithm",

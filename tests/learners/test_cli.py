@@ -26,7 +26,8 @@ def test_list_shows_every_shipped_config(capsys: pytest.CaptureFixture[str]) -> 
     lines = capsys.readouterr().out.splitlines()
     for i in range(1, 6):
         assert any(line.startswith(f"figure{i} ") and f"  Figure {i}" in line for line in lines)
-    assert any(line.startswith("fedlinucb-synthetic  Zhou & Chowdhury") for line in lines)
+    for panel in ("2a", "2b", "2c", "3a", "3b", "3c", "3d"):
+        assert any(line.startswith(f"fedlcb-figure{panel}  Zhou & Chowdhury") for line in lines), panel
 
 
 def test_run_writes_results_and_says_where(

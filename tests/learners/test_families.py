@@ -329,16 +329,20 @@ def test_linear_settings_refused_before_running_name_the_key() -> None:
 
 
 def test_the_shipped_linear_config_is_figure_3a_in_small() -> None:
-    config = load_config(shipped_configs()["fedlinucb-synthetic"])
+    config = load_config(shipped_configs()["fedlcb-figure3a"])
     assert config.family == "linear"
-    assert [(a.name, dict(a.params)["batch"]) for a in config.algorithms] == [
-        ("fedlinucb", 25),
-        ("ldp-fedlinucb-lazy", 25),
+    settings = [
+        (a.name, dict(a.params)["batch"], dict(a.params).get("sigma_mode")) for a in config.algorithms
+    ]
+    assert settings == [
+        ("fedlinucb", 25, None),
+        ("ldp-fedlinucb", 25, "code"),  # the paper's figure: Algorithm 1, the authors' sigma0
+        ("ldp-fedlinucb-lazy", 25, "exact"),  # beside it, certified
     ]
     assert dict(config.algorithms[1].params)["delta"] == 0.1
     assert [p.instance for p in config.panels] == [
         LinearInstanceSpec("linear-synthetic", 10, 100, m, 0.5, 2) for m in (10, 100)
     ]
     assert all(p.epsilons == (0.2, 1.0, 5.0) and p.horizon == 10_000 for p in config.panels)
-    quick = load_config(shipped_configs()["fedlinucb-synthetic"], quick=True)
+    quick = load_config(shipped_configs()["fedlcb-figure3a"], quick=True)
     assert (quick.repetitions, [p.horizon for p in quick.panels]) == (2, [500, 500])  # seconds
