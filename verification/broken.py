@@ -60,7 +60,7 @@ from verification.audit import (
     audit,
 )
 from verification.errors import ParameterError
-from verification.federated import SideChannelPair, side_channel_claim
+from verification.federated import SideChannelPair, Verdict, side_channel_claim
 
 __all__ = [
     "BROKEN",
@@ -512,7 +512,7 @@ CORRECT: tuple[BrokenMechanism, ...] = (
 
 
 @dataclass(frozen=True)
-class CatalogueRow:
+class CatalogueRow(Verdict):
     """One audited catalogue entry.
 
     ``flagged`` is the auditor's verdict (a violation at the stated confidence);
@@ -526,19 +526,6 @@ class CatalogueRow:
     epsilon_lower: float
     flagged: bool
     result: AuditResult
-
-    @property
-    def expected(self) -> bool:
-        return self.broken
-
-    @property
-    def ok(self) -> bool:
-        return self.flagged == self.broken
-
-    @property
-    def as_expected(self) -> bool:
-        """Same as :attr:`ok` (the name the other verification reports use)."""
-        return self.ok
 
     def summary(self) -> str:
         """One human-readable line."""

@@ -299,8 +299,29 @@ def side_channel_claim(pair: SideChannelPair) -> float:
 # ---------------------------------------------------------------------------------------
 
 
+class Verdict:
+    """What a catalogue row or a check says: ``flagged`` (the verdict) against ``broken`` (whether
+    the entry is a known defect, so should be flagged)."""
+
+    broken: bool
+    flagged: bool
+
+    @property
+    def expected(self) -> bool:
+        return self.broken
+
+    @property
+    def ok(self) -> bool:
+        return self.flagged == self.broken
+
+    @property
+    def as_expected(self) -> bool:
+        """Same as :attr:`ok` (the name the other verification reports use)."""
+        return self.ok
+
+
 @dataclass(frozen=True)
-class CheckRow:
+class CheckRow(Verdict):
     """One check of :func:`run_checks`: a claim, what was measured or computed, and the verdict.
 
     ``broken`` says whether the claim is a known defect (it should be flagged); ``ok`` whether
@@ -315,18 +336,6 @@ class CheckRow:
     flagged: bool
     values: dict[str, float] = field(default_factory=dict)
     reference: str = ""
-
-    @property
-    def expected(self) -> bool:
-        return self.broken
-
-    @property
-    def ok(self) -> bool:
-        return self.flagged == self.broken
-
-    @property
-    def as_expected(self) -> bool:
-        return self.ok
 
     def summary(self) -> str:
         """Three human-readable lines: the verdict, the claim, the finding."""
