@@ -91,3 +91,45 @@ def test_bad_input_names_the_parameter() -> None:
         tree.Tree(1.0, 10**30, 1)
     with pytest.raises(ParameterError, match="element"):
         tree.nodes_containing(9, 8)
+
+
+def test_integer_nodes_of_a_scalar_stream_match_a_scipy_composition() -> None:
+    """A distributed tree with integer nodes (Skellam shares summed over M = 2 silos): the exact
+    δ(ε) of κ = 3 node releases against a float computation with scipy — the privacy loss of
+    (X + 1, X), X ~ Skellam(variance 10), over a window of ±60, composed by outer sums."""
+    from scipy.stats import skellam
+
+    from accounting import Skellam
+
+    it = tree.IntegerTree(Skellam(5.0), 2, 4 * 25, 25, (tree.Stream(1, 1),))
+    assert it.kappa == 3
+    x = np.arange(-60, 62)
+    mu = 10.0 / 2  # Skellam(variance 10) = Poisson(5) - Poisson(5)
+    p = skellam.pmf(x - 1, mu, mu)  # X + 1
+    q = skellam.pmf(x, mu, mu)
+    loss = np.log(p / q)
+    total_loss = loss[:, None, None] + loss[None, :, None] + loss[None, None, :]
+    total_p = p[:, None, None] * p[None, :, None] * p[None, None, :]
+    for eps in (0.5, 1.0, 2.0):
+        want = float(np.sum(total_p * np.maximum(0.0, 1 - np.exp(eps - total_loss))))
+        got = it.delta(eps)
+        assert float(got.hi) == pytest.approx(want, rel=1e-8)
+        assert got.lo <= got.hi
+
+
+def test_integer_nodes_of_a_vector_compose_per_coordinate() -> None:
+    """A stream of d coordinates is d scalar streams: the same ledger, and more privacy loss
+    than one coordinate; streams add."""
+    from accounting import DiscreteGaussian
+
+    one = tree.IntegerTree(DiscreteGaussian(2.0), 4, 1000, 25, (tree.Stream(1, 3),))
+    three = tree.IntegerTree(DiscreteGaussian(2.0), 4, 1000, 25, (tree.Stream(3, 3),))
+    split = tree.IntegerTree(DiscreteGaussian(2.0), 4, 1000, 25, (tree.Stream(1, 3),) * 3)
+    assert three.epsilon(1e-6).hi == split.epsilon(1e-6).hi
+    assert three.epsilon(1e-6).hi > one.epsilon(1e-6).hi
+    with pytest.raises(ParameterError, match="share"):
+        tree.IntegerTree(1.0, 4, 1000, 25, (tree.Stream(1, 3),))  # type: ignore[arg-type]
+    with pytest.raises(ParameterError, match="streams"):
+        tree.IntegerTree(DiscreteGaussian(2.0), 4, 1000, 25, ())
+    with pytest.raises(ParameterError, match="sensitivity"):
+        tree.Stream(2, 0)
