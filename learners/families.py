@@ -156,6 +156,24 @@ class Family(ABC):
     ) -> UnitRun:
         """Run one unit: ``len(tapes)`` repetitions on ``instances`` (one shared, or one each)."""
 
+    def unit_run(self, learner: Any, result: Any, **meta: Any) -> UnitRun:
+        """A :class:`UnitRun` of a family's run result: its curves, its :attr:`unit_arrays` and the
+        meta every family writes (label, learner, horizon, the ledgers the run wrote as it
+        released, answered once when the outputs are written) followed by ``meta``."""
+        return UnitRun(
+            np.asarray(result.rounds, dtype=np.int64),
+            np.asarray(result.pseudo_regret, dtype=np.float64),
+            np.asarray(result.realized_regret, dtype=np.float64),
+            {name: np.asarray(getattr(result, name), dtype=np.int64) for name in self.unit_arrays},
+            {
+                "label": learner.label,
+                "learner": asdict(learner),
+                "horizon": result.horizon,
+                "ledgers": {str(n): ledger.to_dict() for n, ledger in result.ledgers.items()},
+            }
+            | meta,
+        )
+
     @abstractmethod
     def result(
         self,
@@ -429,25 +447,12 @@ class MABFamily(Family):
         result = mab.run(
             learner, instances, horizon, tapes=tapes, rng=rng, checkpoints=checkpoints, delta=delta
         )
-        meta = {
-            "label": learner.label,
-            "learner": asdict(learner),
-            "horizon": result.horizon,
-            # the ledgers the run wrote as it released (answered once, when the outputs are written)
-            "ledgers": {str(n): ledger.to_dict() for n, ledger in result.ledgers.items()},
-            "releases": {str(n): int(k) for n, k in result.releases.items()},
-            "bits": int(result.bits),
-            "batch_sizes": [int(n) for n in result.batch_sizes],
-        }
-        return UnitRun(
-            np.asarray(result.rounds, dtype=np.int64),
-            np.asarray(result.pseudo_regret, dtype=np.float64),
-            np.asarray(result.realized_regret, dtype=np.float64),
-            {
-                "released": np.asarray(result.released, dtype=np.int64),
-                "final_arms": np.asarray(result.final_arms, dtype=np.int64),
-            },
-            meta,
+        return self.unit_run(
+            learner,
+            result,
+            releases={str(n): int(k) for n, k in result.releases.items()},
+            bits=int(result.bits),
+            batch_sizes=[int(n) for n in result.batch_sizes],
         )
 
     def result(
@@ -850,21 +855,12 @@ class LinearFamily(Family):
         # δ of the report: the learner's own (its claim) where it has one
         result = linear.run(learner, instances, horizon, tapes=tapes, rng=rng, checkpoints=checkpoints)
         noise = result.noise
-        meta = {
-            "label": learner.label,
-            "learner": asdict(learner),
-            "horizon": result.horizon,
-            # the ledger of one user of each kind of batch, keyed by the tree nodes per stream it entered
-            "ledgers": {str(n): ledger.to_dict() for n, ledger in result.ledgers.items()},
-            "noise": {"sigma0": noise.sigma0, "mode": noise.mode, "syncs": noise.syncs, "kappa": noise.kappa},
-            "regularizer": result.regularizer,
-        }
-        return UnitRun(
-            np.asarray(result.rounds, dtype=np.int64),
-            np.asarray(result.pseudo_regret, dtype=np.float64),
-            np.asarray(result.realized_regret, dtype=np.float64),
-            {name: np.asarray(getattr(result, name), dtype=np.int64) for name in self.unit_arrays},
-            meta,
+        # the ledgers are keyed by the tree nodes per stream the batch entered
+        return self.unit_run(
+            learner,
+            result,
+            noise={"sigma0": noise.sigma0, "mode": noise.mode, "syncs": noise.syncs, "kappa": noise.kappa},
+            regularizer=result.regularizer,
         )
 
     def result(
