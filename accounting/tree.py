@@ -155,8 +155,46 @@ def code_sigma(epsilon: float, delta: float, kappa: int, sensitivity: float = 1.
         return float_up(s * mp.sqrt(k * (mp.log(1 / mp.mpf(d)) + e)) / e)
 
 
+class _Release:
+    """What both tree releases share: ``K``, ``κ``, the ledger and its answers. A subclass gives
+    ``horizon``, ``batch``, its ``event`` and the ``relation`` its sensitivities hold under."""
+
+    horizon: int
+    batch: int
+
+    @property
+    def syncs(self) -> int:
+        """``K = ⌊T/B⌋``."""
+        return self.horizon // self.batch
+
+    @property
+    def kappa(self) -> int:
+        """``κ = ⌊log2 K⌋ + 1``: the nodes one element lies in, at most (:func:`nodes_containing`)."""
+        return levels(self.syncs)
+
+    @property
+    def event(self) -> Composed:
+        raise NotImplementedError  # pragma: no cover - every subclass defines it
+
+    @property
+    def relation(self) -> Neighbouring:
+        raise NotImplementedError  # pragma: no cover - every subclass defines it
+
+    def accountant(self, dps: int | None = None) -> Accountant:
+        """The ledger of the release, under :attr:`relation`."""
+        return Accountant(self.relation, DEFAULT_DPS if dps is None else dps).compose(self.event)
+
+    def delta(self, epsilon: float) -> Enclosure:
+        """``δ(ε)`` of the release, certified (exact for :class:`Tree` and scalar integer streams)."""
+        return self.accountant().delta(epsilon)
+
+    def epsilon(self, delta: float) -> Enclosure:
+        """``ε(δ)`` of the release, certified (exact for :class:`Tree` and scalar integer streams)."""
+        return self.accountant().epsilon(delta)
+
+
 @dataclass(frozen=True)
-class Tree:
+class Tree(_Release):
     """The tree-based release of both streams of a silo, with Gaussian nodes ``N(0, σ0²)``.
 
     Parameters
@@ -182,16 +220,6 @@ class Tree:
         object.__setattr__(self, "sensitivity", _sensitivities(self.sensitivity))
 
     @property
-    def syncs(self) -> int:
-        """``K = ⌊T/B⌋``."""
-        return self.horizon // self.batch
-
-    @property
-    def kappa(self) -> int:
-        """``κ = ⌊log2 K⌋ + 1``: the nodes one element lies in, at most (:func:`nodes_containing`)."""
-        return levels(self.syncs)
-
-    @property
     def sensitivities(self) -> Sensitivities:
         s = self.sensitivity
         assert isinstance(s, Sensitivities)
@@ -208,11 +236,10 @@ class Tree:
             ]
         )
 
-    def accountant(self, dps: int | None = None) -> Accountant:
-        """The ledger of the release, under the sensitivities' relation."""
-        return Accountant(self.sensitivities.neighbouring, DEFAULT_DPS if dps is None else dps).compose(
-            self.event
-        )
+    @property
+    def relation(self) -> Neighbouring:
+        """The relation of the sensitivities."""
+        return self.sensitivities.neighbouring
 
     def mu(self) -> float:
         """The GDP parameter ``μ = √(κ(Δ_bias² + Δ_cov²))/σ0`` (rounded up; for display)."""
@@ -221,14 +248,6 @@ class Tree:
             return float_up(
                 mp.sqrt(self.kappa * (mp.mpf(s.bias) ** 2 + mp.mpf(s.covariance) ** 2)) / self.sigma
             )
-
-    def delta(self, epsilon: float) -> Enclosure:
-        """The exact ``δ(ε)`` of the release, certified."""
-        return self.accountant().delta(epsilon)
-
-    def epsilon(self, delta: float) -> Enclosure:
-        """The exact ``ε(δ)`` of the release, certified."""
-        return self.accountant().epsilon(delta)
 
 
 def calibrate_sigma(
@@ -266,7 +285,7 @@ class Stream:
 
 
 @dataclass(frozen=True)
-class IntegerTree:
+class IntegerTree(_Release):
     """The tree release with integer nodes: every node is the secure sum of ``agents`` silos' shares.
 
     Parameters
@@ -305,11 +324,6 @@ class IntegerTree:
         object.__setattr__(self, "neighbouring", Neighbouring.parse(self.neighbouring))
 
     @property
-    def kappa(self) -> int:
-        """``κ = ⌊log2 K⌋ + 1``."""
-        return levels(self.horizon // self.batch)
-
-    @property
     def event(self) -> Composed:
         """Every coordinate of every stream: ``κ`` secure sums each, at its stream's sensitivity."""
         return Composed(
@@ -319,16 +333,9 @@ class IntegerTree:
             ]
         )
 
-    def accountant(self, dps: int | None = None) -> Accountant:
-        """The ledger of the release (exact for scalar streams; see the module docstring)."""
+    @property
+    def relation(self) -> Neighbouring:
+        """The relation the streams' sensitivities hold under."""
         relation = self.neighbouring
         assert isinstance(relation, Neighbouring)
-        return Accountant(relation, DEFAULT_DPS if dps is None else dps).compose(self.event)
-
-    def delta(self, epsilon: float) -> Enclosure:
-        """``δ(ε)`` of the release, certified."""
-        return self.accountant().delta(epsilon)
-
-    def epsilon(self, delta: float) -> Enclosure:
-        """``ε(δ)`` of the release, certified."""
-        return self.accountant().epsilon(delta)
+        return relation
