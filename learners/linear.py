@@ -1057,7 +1057,11 @@ class _State:
         self.learner, self.noise, self.lam = learner, noise, lam
         self.R, self.M, self.d = R, M, d
         self.keys = keys
-        self.W = np.zeros((R, M, d, d))
+        # the packed upper triangle of x xᵀ (np.triu_indices order): W's entries, P's as coefficients
+        self.triu = np.triu_indices(d)
+        D = self.triu[0].size
+        self.twice = np.where(self.triu[0] == self.triu[1], 1.0, 2.0)
+        self.W = np.zeros((R, M, D))  # packed: each entry x_i x_j is the same float as in x xᵀ
         self.U = np.zeros((R, M, d))
         self.exact_b = np.zeros((R, d))
         self.exact_c = np.zeros((R, d, d))
@@ -1069,8 +1073,6 @@ class _State:
             # P_T^Vec: the current batch's data points, and per level the analyzer's estimates of
             # the batches since that level's window opened (module docstring)
             batch = learner.batch or 1
-            self.triu = np.triu_indices(d)
-            D = self.triu[0].size
             self.points_b = np.zeros((R, batch, M, d))
             self.points_c = np.zeros((R, batch, M, D))
             self.acc_b = np.zeros((R, k, d))
@@ -1091,8 +1093,10 @@ class _State:
         # V^{-1}: per silo (Algorithm 1) or shared by a repetition's silos (lazy)
         agents = 1 if learner.lazy else M
         self.P = np.broadcast_to(np.eye(d) / lam, (R, agents, d, d)).copy()
+        self.outer = np.empty_like(self.P)  # the Sherman-Morrison term's buffer
         self.b = np.zeros((R, d))
         self.theta = np.zeros((R, 1, d))
+        self.Pv = self.packed(self.P)  # the lazy variant's quadratic-form coefficients, per sync
         self.batch_ledgers: list[Accountant] = []
 
     def tree_step(
@@ -1139,10 +1143,24 @@ class _State:
             }
         return prefix_b, prefix_c, extra
 
-    def record_point(self, j: int, x: FloatArray, y: FloatArray) -> None:
-        """Keep round ``j`` of the batch's data points ``x y`` and the upper triangle of ``x xᵀ`` (P_Vec)."""
+    def packed(self, P: FloatArray) -> FloatArray:
+        """The coefficients ``c`` of ``xᵀPx = c · triu(x xᵀ)`` for symmetric ``P``: its upper triangle,
+        off-diagonal entries doubled."""
+        out: FloatArray = P[..., self.triu[0], self.triu[1]] * self.twice
+        return out
+
+    def unpacked(self, W: FloatArray) -> FloatArray:
+        """The symmetric matrices whose packed upper triangles are ``W``."""
+        i, j = self.triu
+        out = np.empty((*W.shape[:-1], self.d, self.d))
+        out[..., i, j] = W
+        out[..., j, i] = W
+        return out
+
+    def record_point(self, j: int, x: FloatArray, y: FloatArray, xx: FloatArray) -> None:
+        """Keep round ``j`` of the batch's data points ``x y`` and ``xx``, the upper triangle of ``x xᵀ``."""
         self.points_b[:, j] = x * y[..., None]
-        self.points_c[:, j] = x[..., self.triu[0]] * x[..., self.triu[1]]
+        self.points_c[:, j] = xx
 
     def vector_step(self, ra: IntArray) -> tuple[FloatArray, FloatArray, dict[str, Any]]:
         """P_T^Vec (Algorithms 5-6) at sync ``step[ra]``: the released prefixes.
@@ -1205,7 +1223,7 @@ class _State:
         """Synchronise the repetitions ``ra`` after round ``t``."""
         learner, d = self.learner, self.d
         self.step[ra] += 1
-        gb, gc = self.U[ra], self.W[ra]
+        gb, gc = self.U[ra], self.unpacked(self.W[ra])
         self.exact_b[ra] += gb.sum(axis=1)
         self.exact_c[ra] += gc.sum(axis=1)
         extra: dict[str, Any] = {}
@@ -1232,6 +1250,8 @@ class _State:
         self.P[ra] = P0[:, None]
         self.b[ra] = pb
         self.theta[ra, 0] = (P0 @ pb[..., None])[..., 0]
+        if learner.lazy:
+            self.Pv[ra, 0] = self.packed(P0)
         self.U[ra] = 0.0
         self.W[ra] = 0.0
         self.logdet[ra] = 0.0
@@ -1268,14 +1288,23 @@ class _State:
         return dict(sorted(out.items()))
 
 
+#: Bytes of a block's quadratic features above which they are formed round by round, not ahead in
+#: the drawing thread (a shared synthetic instance of the paper: 70 MB; MSLR's d = 78 would need GBs).
+QUADRATIC_BUDGET = 2**28
+
+
 def _chunk(
     insts: list[LinearInstance], shared: bool, tapes: list[NoiseTape], c: int
-) -> tuple[FloatArray, FloatArray, FloatArray]:
-    """Arms ``(1|R, CHUNK, M, K_c, d)``, means ``(1|R, CHUNK, M, K_c)`` and noise ``(R, CHUNK, M, K_c)``.
+) -> tuple[FloatArray, FloatArray | None, FloatArray, FloatArray]:
+    """Arms ``(1|R, CHUNK, M, d, K_c)`` (features last-but-one), their :func:`_quadratic_features`
+    (or ``None`` above :data:`QUADRATIC_BUDGET`: computed round by round), means
+    ``(1|R, CHUNK, M, K_c)``, noise ``(R, CHUNK, M, 2)``.
 
     ``K_c <= arms`` is the block's own arm count (the real-data instance pads a block to its
     largest query only); blocks of different repetitions are padded to the largest by cyclic
     repetition of their arms, which adds copies of existing arms only (ties go to the first copy).
+    The features come transposed, ``(..., d, K)``, the layout the round's products and
+    :func:`_quadratic_features` read contiguously.
     """
     inst0 = insts[0]
     if shared:
@@ -1286,17 +1315,59 @@ def _chunk(
         k = max(b[1].shape[-1] for b in blocks)
         feats = np.stack([np.take(b[0], np.arange(k) % b[0].shape[-2], axis=-2) for b in blocks])
         means = np.stack([np.take(b[1], np.arange(k) % b[1].shape[-1], axis=-1) for b in blocks])
-    k = means.shape[-1]
     if inst0.noise_sd == 0:  # noise-free rewards (real data): no tape to draw
-        xi = np.zeros((len(tapes), CHUNK, inst0.agents, k))
+        xi = np.zeros((len(tapes), CHUNK, inst0.agents, 2))
     else:
-        xi = np.stack([tape.block(c, inst0.agents, inst0.arms)[..., :k] for tape in tapes]) * inst0.noise_sd
-    return feats, means, xi
+        xi = np.stack([tape.block(c, inst0.agents) for tape in tapes]) * inst0.noise_sd
+    X = np.ascontiguousarray(feats.swapaxes(-1, -2))
+    d, k = X.shape[-2:]
+    size = X.shape[0] * CHUNK * inst0.agents * k * d * (d + 1) // 2 * 8
+    if size > QUADRATIC_BUDGET:
+        return X, None, means, xi
+    return X, _quadratic_features(X, np.empty((*X.shape[:-2], d * (d + 1) // 2, k))), means, xi
+
+
+def _quadratic_features(X: FloatArray, out: FloatArray) -> FloatArray:
+    """``triu(x xᵀ)`` of the arms ``X`` of shape ``(..., d, K)`` into ``out`` ``(..., d(d+1)/2, K)``.
+
+    Rows in :func:`numpy.triu_indices` order, so that ``xᵀPx`` of every arm is one product with
+    the packed coefficients of ``P`` (:meth:`_State.packed`): a product of shape
+    ``(R, d(d+1)/2) @ (d(d+1)/2, K)`` per silo instead of ``R`` products ``(K, d) @ (d, d)`` and a
+    contraction. Built row block by row block, each a contiguous broadcast product.
+    """
+    d, o = X.shape[-2], 0
+    for i in range(d):
+        np.multiply(X[..., i : i + 1, :], X[..., i:, :], out=out[..., o : o + d - i, :])
+        o += d - i
+    return out
+
+
+def _scores(
+    X: FloatArray, XX: FloatArray, theta: FloatArray, coef: FloatArray
+) -> tuple[FloatArray, FloatArray]:
+    """``⟨x, θ⟩`` and ``xᵀPx`` of every arm, both of shape ``(M, R, K)``.
+
+    ``X`` ``(1|R, M, d, K)``, ``XX`` its :func:`_quadratic_features`, ``theta`` ``(R, 1|M, d)``, and
+    ``coef`` ``(R, 1|M, d(d+1)/2)`` the packed ``P`` of each repetition (and silo). On a shared
+    instance a silo's arms are multiplied by all repetitions' coefficients at once.
+    """
+    if X.shape[0] == 1:
+        if theta.shape[0] == 1:
+            # BLAS takes its matrix-vector path for a single row, which rounds its sums differently
+            # from the matrix product's (whose rows do not depend on each other): with two equal
+            # rows, a repetition's scores do not depend on how many repetitions run beside it
+            est, quad = _scores(X, XX, np.concatenate([theta, theta]), np.concatenate([coef, coef]))
+            return est[:, :1], quad[:, :1]
+        return theta.swapaxes(0, 1) @ X[0], coef.swapaxes(0, 1) @ XX[0]
+    # one instance per repetition: a product per repetition and silo, of two equal rows (see above)
+    est = (np.stack([theta, theta], axis=-2) @ X)[:, :, 0].swapaxes(0, 1)
+    quad = (np.stack([coef, coef], axis=-2) @ XX)[:, :, 0].swapaxes(0, 1)
+    return est, quad
 
 
 def _blocks(
     insts: list[LinearInstance], shared: bool, tapes: list[NoiseTape], chunks: int
-) -> Iterator[tuple[FloatArray, FloatArray, FloatArray]]:
+) -> Iterator[tuple[FloatArray, FloatArray | None, FloatArray, FloatArray]]:
     """The chunks in order, the next one drawn in a worker thread while this one is played.
 
     Every block comes from its own keyed stream, so drawing ahead changes no number; numpy's
@@ -1392,38 +1463,45 @@ def run(
     # threads only contend (measured on 2 busy cores: eigh of (4, 65, 65) 84 ms threaded, 1.8 ms not;
     # a run 6-10x faster)
     with threadpool_limits(1):
-        for c, (feats, means, xi) in enumerate(_blocks(insts, shared, tape_list, -(-T // CHUNK))):
+        for c, (feats, quadratic, means, xi) in enumerate(_blocks(insts, shared, tape_list, -(-T // CHUNK))):
             best = means.argmax(axis=-1)  # (1|R, CHUNK, M)
             top = np.take_along_axis(means, best[..., None], axis=-1)[..., 0]
+            if quadratic is None:
+                buffer = np.empty((feats.shape[0], M, st.W.shape[-1], feats.shape[-1]))
             for j in range(min(CHUNK, T - c * CHUNK)):
                 t = c * CHUNK + j + 1
-                X = np.broadcast_to(feats[:, j], (R, M, feats.shape[-2], d))
-                mu = means[:, j]  # (1|R, M, K)
-                XP = X @ st.P  # (R, M, K, d)
+                X = feats[:, j]  # (1|R, M, d, K)
+                XX = _quadratic_features(X, buffer) if quadratic is None else quadratic[:, j]
                 if lazy:
-                    est = X @ st.theta[..., None]  # (R, M, K, 1)
+                    theta, coef = st.theta, st.Pv
                 else:
                     theta = (st.P @ (st.b[:, None] + st.U)[..., None])[..., 0]  # (R, M, d)
-                    est = X @ theta[..., None]
-                quad = np.einsum("rmkd,rmkd->rmk", XP, X)
-                ucb = est[..., 0] + beta(t) * np.sqrt(np.maximum(quad, 0.0))
-                arm = ucb.argmax(axis=-1)  # (R, M)
-                x = X[rr, mm, arm]  # (R, M, d)
-                mu_a = mu[r0, mm, arm]
-                xi_t = xi[:, j]
-                y = mu_a + xi_t[rr, mm, arm]
-                r_best = top[:, j] + xi_t[rr, mm, best[r0, j, mm]]
+                    coef = st.packed(st.P)
+                est, quad = _scores(X, XX, theta, coef)  # (M, R, K)
+                ucb = np.sqrt(np.maximum(quad, 0.0, out=quad), out=quad)  # in place: 250k entries
+                ucb *= beta(t)
+                ucb += est
+                arm = ucb.argmax(axis=-1).T  # (R, M)
+                x = X[r0, mm, :, arm]  # (R, M, d)
+                xx = XX[r0, mm, :, arm]  # (R, M, d(d+1)/2)
+                mu_a = means[r0, j, mm, arm]
+                hit = arm == best[r0, j, mm]
+                xi_t = xi[:, j]  # (R, M, 2): the best arm's noise, another arm's
+                y = mu_a + np.where(hit, xi_t[..., 0], xi_t[..., 1])
+                r_best = top[:, j] + xi_t[..., 0]
                 pseudo_total += (top[:, j] - mu_a).sum(axis=-1)
                 realized_total += (r_best - y).sum(axis=-1)
                 yc = np.clip(y, -clip, clip) if clip is not None else y
                 if st.vector is not None:
-                    st.record_point((t - 1) % (learner.batch or 1), x, yc)
+                    st.record_point((t - 1) % (learner.batch or 1), x, yc, xx)
                 st.U += x * yc[..., None]
-                st.W += x[..., :, None] * x[..., None, :]
+                st.W += xx
                 if not lazy:
                     Px = (st.P @ x[..., None])[..., 0]
                     den = 1.0 + np.einsum("rmd,rmd->rm", x, Px)
-                    st.P -= Px[..., :, None] * Px[..., None, :] / den[..., None, None]
+                    outer = np.einsum("rmi,rmj->rmij", Px, Px, out=st.outer)  # bitwise symmetric
+                    outer /= den[..., None, None]
+                    st.P -= outer
                     st.logdet += np.log(den)
                 while next_cp < rounds.size and rounds[next_cp] == t:
                     pseudo[:, next_cp] = pseudo_total

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 import pytest
+from numpy.typing import NDArray
 
 from accounting.tree import REPLACE_ONE, Tree, levels
 from learners.errors import ParameterError, ParameterTypeError, ProtocolError
@@ -15,11 +18,13 @@ from learners.linear import (
     Learner,
     RunResult,
     SyncRecord,
+    _quadratic_features,
+    _scores,
     make_learner,
     noise_of,
     run,
 )
-from learners.linear_instances import CHUNK, NoiseTape, SyntheticInstance, draw_synthetic
+from learners.linear_instances import CHUNK, LinearInstance, NoiseTape, SyntheticInstance, draw_synthetic
 
 # one small instance and one privacy setting for the whole module (calibrations are memoized)
 DIM, ARMS, AGENTS = 4, 10, 4
@@ -37,7 +42,11 @@ def tapes(n: int, base: int = 0) -> list[np.random.Generator]:
 
 
 def go(
-    learner: Learner, inst: SyntheticInstance, horizon: int = HORIZON, reps: int = 2, **kw: Any
+    learner: Learner,
+    inst: LinearInstance | Sequence[LinearInstance],
+    horizon: int = HORIZON,
+    reps: int = 2,
+    **kw: Any,
 ) -> RunResult:
     kw.setdefault("rng", np.random.default_rng(11))
     kw.setdefault("checkpoints", horizon)
@@ -72,8 +81,8 @@ def test_synthetic_instance_matches_spec_8_2(inst: SyntheticInstance) -> None:
     again, _ = inst.block(3)
     np.testing.assert_array_equal(feats, again)
     assert not np.array_equal(feats, inst.block(4)[0])
-    a = NoiseTape.draw(np.random.default_rng(5)).block(2, AGENTS, ARMS)
-    np.testing.assert_array_equal(a, NoiseTape.draw(np.random.default_rng(5)).block(2, AGENTS, ARMS))
+    a = NoiseTape.draw(np.random.default_rng(5)).block(2, AGENTS)
+    np.testing.assert_array_equal(a, NoiseTape.draw(np.random.default_rng(5)).block(2, AGENTS))
 
 
 def test_instance_rejects_bad_values() -> None:
@@ -309,20 +318,46 @@ def test_seeded_runs_reproduce(inst: SyntheticInstance) -> None:
     assert not np.array_equal(a.realized_regret, c.realized_regret)
 
 
+@dataclass(frozen=True)
+class Untied:
+    """A synthetic instance whose arms have distinct norms (``0.6..1``, per arm index).
+
+    On unit-norm arms, LinUCB's first round ties every arm exactly (``θ = 0``, ``P = I/λ``) and
+    the winner is decided by rounding, which BLAS may do differently for a batch of ``R``
+    repetitions than for one (blocking). The law of a run does not depend on it, but comparing
+    trajectories does: without exact ties, repetition ``r`` of a batch and its run alone agree to
+    rounding.
+    """
+
+    base: SyntheticInstance
+
+    dim = property(lambda self: self.base.dim)
+    arms = property(lambda self: self.base.arms)
+    agents = property(lambda self: self.base.agents)
+    noise_sd = property(lambda self: self.base.noise_sd)
+    reward_scale = property(lambda self: self.base.reward_scale)
+
+    def block(self, chunk: int) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        feats, means = self.base.block(chunk)
+        return feats * np.linspace(0.6, 1.0, feats.shape[-2])[:, None], means
+
+
 @pytest.mark.parametrize("name", ["fedlinucb", "ldp-fedlinucb", "dubey-pentland"])
 def test_repetitions_equal_separate_runs(inst: SyntheticInstance, name: str) -> None:
     """Vectorization: repetition r of an R-run is the run of tape r alone (privacy noise: the r-th
-    key drawn from rng, so repetition 0 of any R-run is the 1-run with the same rng seed)."""
+    key drawn from rng, so repetition 0 of any R-run is the 1-run with the same rng seed), up to
+    rounding (:class:`Untied`)."""
+    untied = Untied(inst)
     kw: dict[str, Any] = {"epsilon": EPS, "delta": DELTA} if name != "fedlinucb" else {}
     learner = make_learner(
         name, **kw, **({"threshold": 5.0} if name == "dubey-pentland" else {"batch": BATCH})
     )
-    together = go(learner, inst, horizon=60, reps=3, tapes=tapes(3, 40), rng=np.random.default_rng(3))
+    together = go(learner, untied, horizon=60, reps=3, tapes=tapes(3, 40), rng=np.random.default_rng(3))
     reps = range(3) if name == "fedlinucb" else range(1)
     for r in reps:
         alone = go(
             learner,
-            inst,
+            untied,
             horizon=60,
             reps=1,
             tapes=[np.random.default_rng(40 + r)],
@@ -336,9 +371,9 @@ def test_repetitions_equal_separate_runs(inst: SyntheticInstance, name: str) -> 
 
 
 def test_per_repetition_instances(inst: SyntheticInstance) -> None:
-    other = draw_synthetic(np.random.default_rng(9), dim=DIM, arms=ARMS, agents=AGENTS)
+    other = Untied(draw_synthetic(np.random.default_rng(9), dim=DIM, arms=ARMS, agents=AGENTS))
     learner = make_learner("fedlinucb", batch=BATCH)
-    both = go(learner, [inst, other], horizon=48, reps=2, tapes=tapes(2, 7))
+    both = go(learner, [Untied(inst), other], horizon=48, reps=2, tapes=tapes(2, 7))
     one = go(learner, other, horizon=48, reps=1, tapes=[np.random.default_rng(8)])
     np.testing.assert_allclose(both.realized_regret[1], one.realized_regret[0], rtol=1e-9, atol=1e-9)
 
@@ -473,3 +508,39 @@ def test_theory_radius_and_explicit_regularizer(inst: SyntheticInstance) -> None
     assert res.regularizer == 50.0
     assert np.isfinite(res.pseudo_regret).all()
     assert np.all(np.diff(res.pseudo_regret, axis=1) >= 0)
+
+
+# ------------------------------------------------------------------------------------------
+# The round's scores: packed quadratic features against the direct products
+# ------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("shared", [True, False])
+@pytest.mark.parametrize("silos_share_p", [True, False])
+def test_scores_equal_direct_products(shared: bool, silos_share_p: bool) -> None:
+    """``⟨x, θ⟩`` and ``xᵀPx`` by the packed features ``triu(x xᵀ)`` equal the textbook products
+    (``numpy.einsum`` on the full ``P``) up to rounding, and repetition ``r`` of an ``R``-batch
+    agrees with the batch of repetition ``r`` alone to rounding (BLAS blocks a batch of rows by
+    size, so the last bit may differ)."""
+    rng = np.random.default_rng(4)
+    R, M, K, d = 5, 3, 17, 6
+    A = 1 if silos_share_p else M
+    X = rng.standard_normal((1 if shared else R, M, d, K))
+    XX = _quadratic_features(X, np.empty((*X.shape[:-2], d * (d + 1) // 2, K)))
+    G = rng.standard_normal((R, A, d, d))
+    P = G @ G.swapaxes(-1, -2)  # symmetric positive semi-definite
+    theta = rng.standard_normal((R, A, d))
+    iu = np.triu_indices(d)
+    coef = P[..., iu[0], iu[1]] * np.where(iu[0] == iu[1], 1.0, 2.0)
+    est, quad = _scores(X, XX, theta, coef)
+    Xr = np.broadcast_to(X, (R, M, d, K))
+    np.testing.assert_allclose(
+        est, np.einsum("rmdk,rmd->mrk", Xr, np.broadcast_to(theta, (R, M, d))), rtol=1e-12
+    )
+    direct = np.einsum("rmdk,rmde,rmek->mrk", Xr, np.broadcast_to(P, (R, M, d, d)), Xr)
+    np.testing.assert_allclose(quad, direct, rtol=1e-11, atol=1e-12)
+    for r in range(R):
+        s = slice(r, r + 1)
+        one_est, one_quad = _scores(X if shared else X[s], XX if shared else XX[s], theta[s], coef[s])
+        np.testing.assert_allclose(one_est[:, 0], est[:, r], rtol=1e-14, atol=1e-14)
+        np.testing.assert_allclose(one_quad[:, 0], quad[:, r], rtol=1e-14, atol=1e-14)
