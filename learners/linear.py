@@ -113,12 +113,18 @@ noise alone would give with a public schedule is reported separately (``content_
   the same ``σ0`` rule with ``B = 1``; the sync rule uses the exact local ``log det`` increment
   (matrix determinant lemma), as in §7.1 line 9.
 
-**Vectorization.** ``R`` repetitions × ``M`` silos are arrays; a round is a handful of batched
-operations (``(R, M, K, d) @ (R, M, d, d)``, a rank-one update of ``(R, M, d, d)``); rounds loop.
-The arms of a round come from the instance's keyed stream
-(:mod:`learners.linear_instances`), the reward noise from each repetition's tape, and the
-privacy noise of repetition ``r`` from a Philox stream keyed by two words drawn from ``rng``
-(the ``r``-th pair), so a repetition's run does not depend on how many run beside it.
+**Vectorization.** ``R`` repetitions × ``M`` silos are arrays; rounds loop. A round's scores
+``⟨x, θ⟩`` and ``xᵀPx`` of all ``K`` arms are two matrix products per silo for all repetitions at
+once: ``xᵀPx = c(P) · triu(x xᵀ)`` with ``c(P)`` the packed upper triangle of ``P`` (off-diagonal
+entries doubled) and the arms' quadratic features ``triu(x xᵀ)`` (``d(d+1)/2`` of them, shared by
+the repetitions) formed in the drawing thread (:func:`_quadratic_features`, :func:`_scores`);
+``W`` is kept packed, ``V^{-1}`` has a rank-one update of ``(R, M, d, d)``. The arms of a round
+come from the instance's keyed stream (:mod:`learners.linear_instances`), the reward noise from
+each repetition's tape, and the privacy noise of repetition ``r`` from a Philox stream keyed by
+two words drawn from ``rng`` (the ``r``-th pair), so a repetition's run has the same law however
+many run beside it; its trajectory agrees with its run alone up to rounding (BLAS blocks the rows
+of a product by the batch size, and a rounding difference can decide an exact tie, such as the
+first round's, where all unit-norm arms score alike).
 
 **Privacy ledger.** At every sync of a fixed schedule the node released at level ``i_k`` contains
 batches ``k - 2^{i_k} + 1 .. k``; a Gaussian event per stream is composed, as it is released,
@@ -1042,7 +1048,14 @@ def _check_run(
 
 
 class _State:
-    """All repetitions' statistics (leading axis ``R``), the tree registers, and the ledgers."""
+    """All repetitions' statistics, the tree registers, and the ledgers.
+
+    The tree registers and the synced statistics have a leading axis ``R``; the silos' own state
+    is *feature-major*, ``(features..., M, R)`` (``U``, the packed ``W``, ``V^{-1}`` as ``P`` of
+    shape ``(d, d, 1|M, R)``, ``θ`` and the packed coefficients of ``P``), so that its per-round
+    updates run over ``M·R`` contiguous entries and the score products read it as a transposed
+    operand.
+    """
 
     def __init__(
         self,
@@ -1060,9 +1073,10 @@ class _State:
         # the packed upper triangle of x xᵀ (np.triu_indices order): W's entries, P's as coefficients
         self.triu = np.triu_indices(d)
         D = self.triu[0].size
-        self.twice = np.where(self.triu[0] == self.triu[1], 1.0, 2.0)
-        self.W = np.zeros((R, M, D))  # packed: each entry x_i x_j is the same float as in x xᵀ
-        self.U = np.zeros((R, M, d))
+        self.flat = self.triu[0] * d + self.triu[1]
+        self.twice = np.where(self.triu[0] == self.triu[1], 1.0, 2.0)[:, None, None]
+        self.W = np.zeros((D, M, R))  # packed: each entry x_i x_j is the same float as in x xᵀ
+        self.U = np.zeros((d, M, R))
         self.exact_b = np.zeros((R, d))
         self.exact_c = np.zeros((R, d, d))
         self.synced_b = np.zeros((R, d))
@@ -1089,14 +1103,14 @@ class _State:
         self.step = np.zeros(R, dtype=np.int64)
         self.t_last = np.zeros(R, dtype=np.int64)
         self.clipped = np.zeros(R, dtype=np.int64)
-        self.logdet = np.zeros((R, M))
+        self.logdet = np.zeros((M, R))
         # V^{-1}: per silo (Algorithm 1) or shared by a repetition's silos (lazy)
         agents = 1 if learner.lazy else M
-        self.P = np.broadcast_to(np.eye(d) / lam, (R, agents, d, d)).copy()
+        self.P = np.broadcast_to((np.eye(d) / lam)[:, :, None, None], (d, d, agents, R)).copy()
         self.outer = np.empty_like(self.P)  # the Sherman-Morrison term's buffer
-        self.b = np.zeros((R, d))
-        self.theta = np.zeros((R, 1, d))
-        self.Pv = self.packed(self.P)  # the lazy variant's quadratic-form coefficients, per sync
+        self.b = np.zeros((d, 1, R))
+        self.theta = np.zeros((d, 1, R))
+        self.coef = self.packed(self.P)  # the lazy variant's quadratic-form coefficients, per sync
         self.batch_ledgers: list[Accountant] = []
 
     def tree_step(
@@ -1144,17 +1158,19 @@ class _State:
         return prefix_b, prefix_c, extra
 
     def packed(self, P: FloatArray) -> FloatArray:
-        """The coefficients ``c`` of ``xᵀPx = c · triu(x xᵀ)`` for symmetric ``P``: its upper triangle,
-        off-diagonal entries doubled."""
-        out: FloatArray = P[..., self.triu[0], self.triu[1]] * self.twice
+        """The coefficients ``c`` of ``xᵀPx = c · triu(x xᵀ)`` for symmetric ``P`` of shape
+        ``(d, d, A, n)``: its upper triangle, off-diagonal entries doubled, shape ``(D, A, n)``."""
+        out: FloatArray = np.take(P.reshape(self.d * self.d, *P.shape[2:]), self.flat, axis=0)
+        out *= self.twice
         return out
 
     def unpacked(self, W: FloatArray) -> FloatArray:
-        """The symmetric matrices whose packed upper triangles are ``W``."""
+        """The symmetric matrices ``(n, M, d, d)`` whose packed upper triangles are ``W`` ``(D, M, n)``."""
         i, j = self.triu
-        out = np.empty((*W.shape[:-1], self.d, self.d))
-        out[..., i, j] = W
-        out[..., j, i] = W
+        out = np.empty((W.shape[2], W.shape[1], self.d, self.d))
+        Wt = W.transpose(2, 1, 0)
+        out[..., i, j] = Wt
+        out[..., j, i] = Wt
         return out
 
     def record_point(self, j: int, x: FloatArray, y: FloatArray, xx: FloatArray) -> None:
@@ -1223,7 +1239,7 @@ class _State:
         """Synchronise the repetitions ``ra`` after round ``t``."""
         learner, d = self.learner, self.d
         self.step[ra] += 1
-        gb, gc = self.U[ra], self.unpacked(self.W[ra])
+        gb, gc = self.U[..., ra].transpose(2, 1, 0), self.unpacked(self.W[..., ra])
         self.exact_b[ra] += gb.sum(axis=1)
         self.exact_c[ra] += gc.sum(axis=1)
         extra: dict[str, Any] = {}
@@ -1247,14 +1263,15 @@ class _State:
             self.clipped[ra[bad]] += 1
         P0 = np.linalg.solve(A, np.broadcast_to(np.eye(d), A.shape))
         P0 = (P0 + P0.swapaxes(-1, -2)) / 2
-        self.P[ra] = P0[:, None]
-        self.b[ra] = pb
-        self.theta[ra, 0] = (P0 @ pb[..., None])[..., 0]
+        P0t = P0.transpose(1, 2, 0)[:, :, None, :]  # (d, d, 1, n)
+        self.P[..., ra] = P0t
+        self.b[:, 0, ra] = pb.T
+        self.theta[:, 0, ra] = (P0 @ pb[..., None])[..., 0].T
         if learner.lazy:
-            self.Pv[ra, 0] = self.packed(P0)
-        self.U[ra] = 0.0
-        self.W[ra] = 0.0
-        self.logdet[ra] = 0.0
+            self.coef[..., ra] = self.packed(P0t)
+        self.U[..., ra] = 0.0
+        self.W[..., ra] = 0.0
+        self.logdet[:, ra] = 0.0
         self.t_last[ra] = t
         if observer is not None:
             step = self.step[ra]
@@ -1293,12 +1310,28 @@ class _State:
 QUADRATIC_BUDGET = 2**28
 
 
+class _Slots:
+    """Two sets of reusable arrays, one for the chunk being played and one for the chunk being
+    drawn: fresh arrays of tens of MB a chunk would cost a page fault per 4 kB on every use."""
+
+    def __init__(self) -> None:
+        self.arrays: dict[tuple[int, str], FloatArray] = {}
+
+    def get(self, c: int, name: str, shape: tuple[int, ...]) -> FloatArray:
+        """The array ``name`` of chunk ``c``'s slot with this shape (reallocated if it changed)."""
+        key = (c % 2, name)
+        out = self.arrays.get(key)
+        if out is None or out.shape != shape:
+            out = self.arrays[key] = np.empty(shape)
+        return out
+
+
 def _chunk(
-    insts: list[LinearInstance], shared: bool, tapes: list[NoiseTape], c: int
+    insts: list[LinearInstance], shared: bool, tapes: list[NoiseTape], c: int, slots: _Slots
 ) -> tuple[FloatArray, FloatArray | None, FloatArray, FloatArray]:
     """Arms ``(1|R, CHUNK, M, d, K_c)`` (features last-but-one), their :func:`_quadratic_features`
     (or ``None`` above :data:`QUADRATIC_BUDGET`: computed round by round), means
-    ``(1|R, CHUNK, M, K_c)``, noise ``(R, CHUNK, M, 2)``.
+    ``(1|R, CHUNK, M, K_c)``, noise ``(CHUNK, M, R, 2)``.
 
     ``K_c <= arms`` is the block's own arm count (the real-data instance pads a block to its
     largest query only); blocks of different repetitions are padded to the largest by cyclic
@@ -1316,15 +1349,16 @@ def _chunk(
         feats = np.stack([np.take(b[0], np.arange(k) % b[0].shape[-2], axis=-2) for b in blocks])
         means = np.stack([np.take(b[1], np.arange(k) % b[1].shape[-1], axis=-1) for b in blocks])
     if inst0.noise_sd == 0:  # noise-free rewards (real data): no tape to draw
-        xi = np.zeros((len(tapes), CHUNK, inst0.agents, 2))
+        xi = np.zeros((CHUNK, inst0.agents, len(tapes), 2))
     else:
-        xi = np.stack([tape.block(c, inst0.agents) for tape in tapes]) * inst0.noise_sd
-    X = np.ascontiguousarray(feats.swapaxes(-1, -2))
+        xi = np.stack([tape.block(c, inst0.agents) for tape in tapes], axis=2) * inst0.noise_sd
+    X = slots.get(c, "X", feats.swapaxes(-1, -2).shape)
+    np.copyto(X, feats.swapaxes(-1, -2))
     d, k = X.shape[-2:]
-    size = X.shape[0] * CHUNK * inst0.agents * k * d * (d + 1) // 2 * 8
-    if size > QUADRATIC_BUDGET:
+    shape = (*X.shape[:-2], d * (d + 1) // 2, k)
+    if math.prod(shape) * 8 > QUADRATIC_BUDGET:
         return X, None, means, xi
-    return X, _quadratic_features(X, np.empty((*X.shape[:-2], d * (d + 1) // 2, k))), means, xi
+    return X, _quadratic_features(X, slots.get(c, "XX", shape)), means, xi
 
 
 def _quadratic_features(X: FloatArray, out: FloatArray) -> FloatArray:
@@ -1347,21 +1381,22 @@ def _scores(
 ) -> tuple[FloatArray, FloatArray]:
     """``⟨x, θ⟩`` and ``xᵀPx`` of every arm, both of shape ``(M, R, K)``.
 
-    ``X`` ``(1|R, M, d, K)``, ``XX`` its :func:`_quadratic_features`, ``theta`` ``(R, 1|M, d)``, and
-    ``coef`` ``(R, 1|M, d(d+1)/2)`` the packed ``P`` of each repetition (and silo). On a shared
-    instance a silo's arms are multiplied by all repetitions' coefficients at once.
+    ``X`` ``(1|R, M, d, K)``, ``XX`` its :func:`_quadratic_features`, ``theta`` ``(1|M, R, d)``, and
+    ``coef`` ``(1|M, R, d(d+1)/2)`` the packed ``P`` of each repetition (and silo), any strides. On
+    a shared instance a silo's arms are multiplied by all repetitions' coefficients at once.
     """
     if X.shape[0] == 1:
-        if theta.shape[0] == 1:
+        if theta.shape[1] == 1:
             # BLAS takes its matrix-vector path for a single row, which rounds its sums differently
-            # from the matrix product's (whose rows do not depend on each other): with two equal
-            # rows, a repetition's scores do not depend on how many repetitions run beside it
-            est, quad = _scores(X, XX, np.concatenate([theta, theta]), np.concatenate([coef, coef]))
+            # from the matrix product's: with two equal rows, a repetition alone is scored by the
+            # same kernel as in a batch
+            est, quad = _scores(X, XX, np.concatenate([theta, theta], 1), np.concatenate([coef, coef], 1))
             return est[:, :1], quad[:, :1]
-        return theta.swapaxes(0, 1) @ X[0], coef.swapaxes(0, 1) @ XX[0]
+        return theta @ X[0], coef @ XX[0]
     # one instance per repetition: a product per repetition and silo, of two equal rows (see above)
-    est = (np.stack([theta, theta], axis=-2) @ X)[:, :, 0].swapaxes(0, 1)
-    quad = (np.stack([coef, coef], axis=-2) @ XX)[:, :, 0].swapaxes(0, 1)
+    th, co = theta.swapaxes(0, 1), coef.swapaxes(0, 1)
+    est = (np.stack([th, th], axis=-2) @ X)[:, :, 0].swapaxes(0, 1)
+    quad = (np.stack([co, co], axis=-2) @ XX)[:, :, 0].swapaxes(0, 1)
     return est, quad
 
 
@@ -1371,14 +1406,17 @@ def _blocks(
     """The chunks in order, the next one drawn in a worker thread while this one is played.
 
     Every block comes from its own keyed stream, so drawing ahead changes no number; numpy's
-    generators release the GIL while drawing, which hides most of the cost of the arms.
+    generators release the GIL while drawing, which hides most of the cost of the arms. A chunk's
+    arrays are reused two chunks later: the caller is done with chunk ``c`` when it asks for
+    ``c + 1``, which is when ``c + 2`` starts being drawn.
     """
+    slots = _Slots()
     with ThreadPoolExecutor(max_workers=1) as pool:
-        ahead = pool.submit(_chunk, insts, shared, tapes, 0)
+        ahead = pool.submit(_chunk, insts, shared, tapes, 0, slots)
         for c in range(chunks):
             current = ahead.result()
             if c + 1 < chunks:
-                ahead = pool.submit(_chunk, insts, shared, tapes, c + 1)
+                ahead = pool.submit(_chunk, insts, shared, tapes, c + 1, slots)
             yield current
 
 
@@ -1457,8 +1495,8 @@ def run(
     realized = np.zeros((R, rounds.size))
     next_cp = 0
     all_reps = np.arange(R)
-    rr, mm = np.arange(R)[:, None], np.arange(M)[None, :]
-    r0 = np.zeros((R, 1), dtype=np.intp) if shared else rr  # the instance row of each repetition
+    mm = np.arange(M)[:, None]
+    r0 = np.zeros((1, R), dtype=np.intp) if shared else np.arange(R)[None, :]  # each repetition's instance
     # BLAS on one thread: a round is a batch of small products and factorizations, where OpenBLAS's
     # threads only contend (measured on 2 busy cores: eigh of (4, 65, 65) 84 ms threaded, 1.8 ms not;
     # a run 6-10x faster)
@@ -1467,48 +1505,47 @@ def run(
             best = means.argmax(axis=-1)  # (1|R, CHUNK, M)
             top = np.take_along_axis(means, best[..., None], axis=-1)[..., 0]
             if quadratic is None:
-                buffer = np.empty((feats.shape[0], M, st.W.shape[-1], feats.shape[-1]))
+                buffer = np.empty((feats.shape[0], M, st.W.shape[0], feats.shape[-1]))
             for j in range(min(CHUNK, T - c * CHUNK)):
                 t = c * CHUNK + j + 1
                 X = feats[:, j]  # (1|R, M, d, K)
                 XX = _quadratic_features(X, buffer) if quadratic is None else quadratic[:, j]
                 if lazy:
-                    theta, coef = st.theta, st.Pv
+                    theta, coef = st.theta, st.coef
                 else:
-                    theta = (st.P @ (st.b[:, None] + st.U)[..., None])[..., 0]  # (R, M, d)
+                    theta = np.einsum("ijmr,jmr->imr", st.P, st.b + st.U)  # (d, M, R)
                     coef = st.packed(st.P)
-                est, quad = _scores(X, XX, theta, coef)  # (M, R, K)
+                est, quad = _scores(X, XX, theta.transpose(1, 2, 0), coef.transpose(1, 2, 0))  # (M, R, K)
                 ucb = np.sqrt(np.maximum(quad, 0.0, out=quad), out=quad)  # in place: 250k entries
                 ucb *= beta(t)
                 ucb += est
-                arm = ucb.argmax(axis=-1).T  # (R, M)
-                x = X[r0, mm, :, arm]  # (R, M, d)
-                xx = XX[r0, mm, :, arm]  # (R, M, d(d+1)/2)
-                mu_a = means[r0, j, mm, arm]
-                hit = arm == best[r0, j, mm]
-                xi_t = xi[:, j]  # (R, M, 2): the best arm's noise, another arm's
-                y = mu_a + np.where(hit, xi_t[..., 0], xi_t[..., 1])
-                r_best = top[:, j] + xi_t[..., 0]
-                pseudo_total += (top[:, j] - mu_a).sum(axis=-1)
-                realized_total += (r_best - y).sum(axis=-1)
+                arm = ucb.argmax(axis=-1)  # (M, R)
+                x = np.ascontiguousarray(X[r0, mm, :, arm].transpose(2, 0, 1))  # (d, M, R)
+                xx = _quadratic_features(x.reshape(d, M * R), np.empty((st.W.shape[0], M * R)))
+                xx = xx.reshape(-1, M, R)  # (d(d+1)/2, M, R): the same floats as XX's column
+                mu_a = means[r0, j, mm, arm]  # (M, R)
+                top_j = top[:, j].T  # (M, 1|R)
+                xi_t = xi[j]  # (M, R, 2): the best arm's noise, another arm's
+                y = mu_a + np.where(arm == best[r0, j, mm], xi_t[..., 0], xi_t[..., 1])
+                pseudo_total += (top_j - mu_a).sum(axis=0)
+                realized_total += (top_j + xi_t[..., 0] - y).sum(axis=0)
                 yc = np.clip(y, -clip, clip) if clip is not None else y
                 if st.vector is not None:
-                    st.record_point((t - 1) % (learner.batch or 1), x, yc, xx)
-                st.U += x * yc[..., None]
+                    st.record_point((t - 1) % (learner.batch or 1), x.T, yc.T, xx.T)
+                st.U += x * yc
                 st.W += xx
                 if not lazy:
-                    Px = (st.P @ x[..., None])[..., 0]
-                    den = 1.0 + np.einsum("rmd,rmd->rm", x, Px)
-                    outer = np.einsum("rmi,rmj->rmij", Px, Px, out=st.outer)  # bitwise symmetric
-                    outer /= den[..., None, None]
-                    st.P -= outer
+                    Px = np.einsum("ijmr,jmr->imr", st.P, x)
+                    den = 1.0 + np.einsum("imr,imr->mr", x, Px)
+                    u = Px / np.sqrt(den)
+                    st.P -= np.multiply(u[:, None], u[None, :], out=st.outer)  # bitwise symmetric
                     st.logdet += np.log(den)
                 while next_cp < rounds.size and rounds[next_cp] == t:
                     pseudo[:, next_cp] = pseudo_total
                     realized[:, next_cp] = realized_total
                     next_cp += 1
                 if adaptive:
-                    fire = ((t - st.t_last)[:, None] * st.logdet > threshold).any(axis=1)
+                    fire = ((t - st.t_last) * st.logdet > threshold).any(axis=0)
                     if fire.any():
                         st.sync(np.flatnonzero(fire), t, observer)
                 elif t % (learner.batch or 1) == 0:

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -532,7 +532,7 @@ def test_scores_equal_direct_products(shared: bool, silos_share_p: bool) -> None
     theta = rng.standard_normal((R, A, d))
     iu = np.triu_indices(d)
     coef = P[..., iu[0], iu[1]] * np.where(iu[0] == iu[1], 1.0, 2.0)
-    est, quad = _scores(X, XX, theta, coef)
+    est, quad = _scores(X, XX, theta.swapaxes(0, 1), coef.swapaxes(0, 1))
     Xr = np.broadcast_to(X, (R, M, d, K))
     np.testing.assert_allclose(
         est, np.einsum("rmdk,rmd->mrk", Xr, np.broadcast_to(theta, (R, M, d))), rtol=1e-12
@@ -541,6 +541,8 @@ def test_scores_equal_direct_products(shared: bool, silos_share_p: bool) -> None
     np.testing.assert_allclose(quad, direct, rtol=1e-11, atol=1e-12)
     for r in range(R):
         s = slice(r, r + 1)
-        one_est, one_quad = _scores(X if shared else X[s], XX if shared else XX[s], theta[s], coef[s])
+        one_est, one_quad = _scores(
+            X if shared else X[s], XX if shared else XX[s], theta[s].swapaxes(0, 1), coef[s].swapaxes(0, 1)
+        )
         np.testing.assert_allclose(one_est[:, 0], est[:, r], rtol=1e-14, atol=1e-14)
         np.testing.assert_allclose(one_quad[:, 0], quad[:, r], rtol=1e-14, atol=1e-14)
