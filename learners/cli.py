@@ -64,7 +64,10 @@ def _load(path: Path, quick: bool) -> Config:
     except ConfigError as err:
         hint = ""
         if err.name == "config" and not path.exists():
-            hint = f" (start one from a shipped config: dp-regret show figure2 > {path})"
+            if str(path) in shipped_configs():
+                hint = f" (a shipped config: dp-regret reproduce {path})"
+            else:
+                hint = f" (start one from a shipped config: dp-regret show figure2 > {path})"
         raise LearnerError(f"{path}: {err}{hint}") from err
 
 

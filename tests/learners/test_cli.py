@@ -447,3 +447,11 @@ def test_a_missing_config_says_how_to_start_one(tmp_path: Path, capsys: pytest.C
     missing = tmp_path / "my-experiment.toml"
     err = _fails_in_one_line(["run", str(missing), "--out", str(tmp_path / "r")], capsys, "config=")
     assert f"dp-regret show figure2 > {missing}" in err
+
+
+def test_run_of_a_shipped_name_points_to_reproduce(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)  # no file of that name here
+    err = _fails_in_one_line(["run", "fedlcb-figure2a", "--out", str(tmp_path / "r")], capsys, "config=")
+    assert "dp-regret reproduce fedlcb-figure2a" in err
