@@ -67,6 +67,7 @@ from accounting.calibration import (
     FAMILIES,
     SHUFFLE_SUM_PROTOCOLS,
     Calibration,
+    ShuffleSumParameters,
     Variant,
     calibrate,
     protocol_parameters,
@@ -84,6 +85,7 @@ from accounting.errors import (
 from accounting.mechanisms import AdditiveNoise, DistributedSum, Mechanism
 from accounting.neighbouring import Neighbouring
 from accounting.noise import (
+    Binomial,
     CenteredBinomial,
     DiscreteGaussian,
     DiscreteLaplace,
@@ -248,6 +250,12 @@ def noise_from_arguments(args: argparse.Namespace) -> NoiseDistribution:
                 + ")",
             )
 
+    probability = getattr(args, "probability", None)
+    if probability is not None and kind != "binomial":
+        raise ParameterError(
+            "--probability", probability, f"not given with --noise {kind} (it belongs to --noise binomial)"
+        )
+
     def need(option: str) -> float:
         value = getattr(args, option)
         if value is None:
@@ -267,7 +275,10 @@ def noise_from_arguments(args: argparse.Namespace) -> NoiseDistribution:
     if kind == "polya":
         return Polya(Fraction(1, args.users), need("beta"))
     if kind == "binomial":
-        return CenteredBinomial(int(need("trials")))
+        # p = 1/2 (the default) is the centered binomial: a translation changes no divergence.
+        if probability is None or probability == 0.5:
+            return CenteredBinomial(int(need("trials")))
+        return Binomial(int(need("trials")), probability)
     raise ParameterError("--noise", kind, "one of " + ", ".join(_NOISES))  # pragma: no cover
 
 
@@ -287,13 +298,14 @@ def lattice_width(args: argparse.Namespace, noise: NoiseDistribution) -> None:
     """Refuse lattice noise wider than :data:`MAX_LATTICE_VARIANCE`, naming the noise option."""
     if not isinstance(noise, LatticeNoise):
         return
-    if isinstance(noise, CenteredBinomial) and noise.trials > MAX_BINOMIAL_TRIALS:
+    if isinstance(noise, CenteredBinomial | Binomial) and noise.trials > MAX_BINOMIAL_TRIALS:
         total = " in total" if getattr(args, "users", 1) > 1 else ""
         raise ParameterError(
             "--trials",
             args.trials,
-            f"at most {MAX_BINOMIAL_TRIALS:.0e} binomial trials{total} (this is {noise.trials}: the exact "
-            "PMF starts from C(n, k), whose cost grows with n, about 7 s at 10^6)",
+            f"at most {MAX_BINOMIAL_TRIALS:.0e} binomial trials{total} (this is {noise.trials}: the command "
+            "line's limit; the library's Binomial and dp-account shuffle-protocol --exact account wider "
+            "binomial noise, up to a window of 2^18 lattice points)",
         )
     variance = noise.variance()
     if not variance <= MAX_LATTICE_VARIANCE:
@@ -348,7 +360,18 @@ def _mechanism(args: argparse.Namespace) -> Mechanism:
 
 
 def _describe(mech: Mechanism) -> dict[str, object]:
-    out: dict[str, object] = {"mechanism": mechanism_to_dict(mech)}
+    try:
+        described: object = mechanism_to_dict(mech)
+    except ParameterError:
+        # Noise the ledger format does not hold (Binomial at p != 1/2): described by its text.
+        if not isinstance(mech, AdditiveNoise):
+            raise
+        described = {
+            "type": "AdditiveNoise",
+            "noise": noise_text(mech.noise),
+            "sensitivity": mech.sensitivity,
+        }
+    out: dict[str, object] = {"mechanism": described}
     if isinstance(mech, DistributedSum):
         out["total_noise"] = noise_to_dict(mech.total_noise)
         out["total_variance"] = mech.total_noise.variance()
@@ -366,6 +389,7 @@ _NOISE_OPTIONS = (
     "scale",
     "beta",
     "trials",
+    "probability",
     "users",
     "sensitivity",
     "compositions",
@@ -779,7 +803,74 @@ def _cmd_shuffle_protocol(args: argparse.Namespace) -> int:
         f"error of each coordinate of the sum: unbiased, variance <= {par.variance():.6g}\n"
         f"privacy: {par.theorem}"
     )
+    if args.exact:
+        exact_record, exact_text = _shuffle_protocol_exact(args, par)
+        record |= exact_record
+        text += "\n" + exact_text
+    elif args.probability is not None:
+        raise ParameterError("--probability", args.probability, "given with --exact only")
     return _emit(args, record, text)
+
+
+def _shuffle_protocol_exact(
+    args: argparse.Namespace, par: ShuffleSumParameters
+) -> tuple[dict[str, object], str]:
+    """``shuffle-protocol --exact``: the certified ε(δ) of the cited parameters (or why it cannot be
+    certified here) and the least ``b`` by exact accounting
+    (:func:`accounting.shuffle.shuffle_sum_calibration`)."""
+    p = 0.5 if args.probability is None else args.probability
+    what = "exact" if shuffle.shuffle_sum_exact(par) else "a certified upper bound (thinning ledger)"
+    cited: dict[str, object]
+    try:
+        value = shuffle.shuffle_sum_epsilon(par, par.delta, args.dps)
+    except UnsupportedError as err:
+        cited = {"epsilon": None, "refused": str(err)}
+        first = f"  these parameters: not accounted here ({_one_line(str(err))})"
+    else:
+        shown = _certified("epsilon", value)
+        cited = {
+            "epsilon": value.upper,
+            "epsilon_lower": value.lower,
+            "route": value.route,
+            "exact": shuffle.shuffle_sum_exact(par),
+        }
+        first = (
+            f"  these parameters: epsilon(delta = {par.delta:g}) = {shown} ({what}; rounded up; route "
+            f"{value.route}), where the cited theorem gives {par.epsilon:g}"
+        )
+    cal = shuffle.shuffle_sum_calibration(
+        par.protocol, par.epsilon, par.delta, par.users, par.dimension, par.bound, p, args.dps
+    )
+    best = cal.exact
+    how = "exact" if cal.exact_accounting else "a certified upper bound (thinning ledger)"
+    record: dict[str, object] = {
+        "exact": cited,
+        "calibrated": {
+            "b": best.b,
+            "p": best.p,
+            "bits_per_user": best.bits,
+            "variance_bound": best.variance(),
+            "epsilon": cal.epsilon.upper,
+            "epsilon_lower": cal.epsilon.lower,
+            "route": cal.epsilon.route,
+            "exact": cal.exact_accounting,
+        },
+        "saved_bits": cal.saved_bits,
+        "saved_fraction": cal.saved_fraction,
+    }
+    text = "\n".join(
+        [
+            "exact accounting (replace-one; the count of ones is the sum plus Bin(b n, p) at sensitivity "
+            f"levels = {par.levels}):",
+            first,
+            f"  least b meeting ({par.epsilon:g}, {par.delta:g}): b = {best.b} at p = {best.p!r}, "
+            f"epsilon = {_certified('epsilon', cal.epsilon)} ({how}; rounded up), error variance <= "
+            f"{best.variance():.6g}",
+            f"  bits per user: {best.bits} by exact accounting, {par.bits} by the cited constants "
+            f"({cal.saved_bits} fewer, {100 * cal.saved_fraction:.1f}%)",
+        ]
+    )
+    return record, text
 
 
 def _cmd_ledger(args: argparse.Namespace) -> int:
@@ -1497,6 +1588,16 @@ def add_noise_arguments(cmd: argparse.ArgumentParser) -> None:
     cmd.add_argument("--users", type=_positive_int, default=1, help="users adding shares (default 1)")
 
 
+def _add_probability(cmd: argparse.ArgumentParser) -> None:
+    """``--probability``: the success probability of ``--noise binomial`` (``dp-account`` only)."""
+    cmd.add_argument(
+        "--probability",
+        type=_unit_float,
+        help="success probability p in (0, 1) of each binomial trial (binomial; default 1/2, the "
+        "centered binomial; otherwise Binomial(trials, p), accounted for both shifts ±Δ)",
+    )
+
+
 class Parser(argparse.ArgumentParser):
     """An argument parser whose errors are one line (``prog: error: ...``), exit status 2."""
 
@@ -1541,6 +1642,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     def noise_options(cmd: argparse.ArgumentParser) -> None:
         add_noise_arguments(cmd)
+        _add_probability(cmd)
         common(cmd, users=False)
 
     def common(cmd: argparse.ArgumentParser, users: bool = True, sampling: bool = True) -> None:
@@ -1657,6 +1759,21 @@ def build_parser() -> argparse.ArgumentParser:
         default=1.0,
         help=f"B: |x| (or ||x||_2) <= B, in [{1 / MAX_SHUFFLE_BOUND:g}, {MAX_SHUFFLE_BOUND:g}] (default 1)",
     )
+    sp.add_argument(
+        "--exact",
+        action="store_true",
+        help="also the certified exact epsilon(delta) of these parameters (the count of ones is the sum "
+        "plus Bin(b n, p) at sensitivity levels), and the least b meeting (epsilon, delta) by exact "
+        "accounting, with the bits per user it saves",
+    )
+    sp.add_argument(
+        "--probability",
+        type=_unit_float,
+        help="with --exact: the binomial p of the exact calibration, in (0, 1) (default 1/2)",
+    )
+    sp.add_argument(
+        "--dps", type=_dps, default=20, help="with --exact: working precision in digits (default 20)"
+    )
     sp.add_argument("--json", action="store_true", help="print one JSON object")
     sp.set_defaults(func=_cmd_shuffle_protocol)
 
@@ -1708,6 +1825,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="certified ε against the noise or the compositions, or δ against ε: a table, CSV and figure",
     )
     add_noise_arguments(curve)
+    _add_probability(curve)
     common(curve, users=False)
     curve.add_argument("--delta", type=_unit_float, help="δ in (0, 1) of an ε curve")
     for parameter, option in _NOISE_RANGES.items():

@@ -34,9 +34,11 @@ Conventions
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Any, Final
 
 import numpy as np
@@ -44,13 +46,18 @@ from mpmath import iv, mp
 from numpy.typing import NDArray
 
 from accounting import _validate as v
-from accounting._certified import Enclosure, Interval, Mpf, float_down, float_up, precision
+from accounting import bounds
+from accounting._certified import DEFAULT_DPS, Enclosure, Interval, Mpf, float_down, float_up, precision
 from accounting._certified import lower as _lo
 from accounting._certified import upper as _hi
 from accounting._search import largest, smallest
+from accounting.accountant import Accountant
+from accounting.calibration import ShuffleSumParameters, _bracket_and_search, shuffle_sum_parameters
 from accounting.composition import drv_epsilon
-from accounting.errors import ParameterError, UnsupportedError
-from accounting.mechanisms import ApproxDP
+from accounting.errors import ParameterError, ParameterTypeError, UnsupportedError
+from accounting.mechanisms import AdditiveNoise, ApproxDP
+from accounting.neighbouring import Neighbouring
+from accounting.noise import Binomial, CenteredBinomial, LatticeNoise, ln_factorial
 
 __all__ = [
     "BOUNDS",
@@ -59,6 +66,7 @@ __all__ = [
     "RR_EXACT_MAX_USERS",
     "AmplificationBound",
     "RelaxedSecAggSplit",
+    "ShuffleSumCalibration",
     "Theorem53Calibration",
     "amplify",
     "blanket_generic",
@@ -70,6 +78,13 @@ __all__ = [
     "gaussian_amplification_lemma_f2",
     "randomized_response_exact",
     "relaxed_secagg_split",
+    "shuffle_sum_calibration",
+    "shuffle_sum_delta",
+    "shuffle_sum_epsilon",
+    "shuffle_sum_exact",
+    "shuffle_sum_ledger",
+    "shuffle_sum_noise",
+    "shuffle_sum_rdp",
     "theorem53_sigma0",
 ]
 
@@ -291,8 +306,9 @@ def fmt_closed(epsilon0: float, users: int, delta: float) -> AmplificationBound:
 #   Chernoff's bound in interval arithmetic (each left-out δ_c <= δ_0 = (e^ε0 - e^ε)/(e^ε0 + 1)).
 # - The window is cut into chunks (_rows_per_chunk). At each chunk's last row m the pmf
 #   Bin(n-1, p)(m) and B_m(T_m) are certified anchors (log-factorials by Stirling's series with
-#   its remainder bound, in mpmath.iv) and V_m/B_m(T_m) is summed in binary64 with a geometric
-#   tail bound; every other row follows downwards by exact recurrences (T_{c+1} - T_c ∈ {0, 1})
+#   its remainder bound, in mpmath.iv: accounting.noise.ln_factorial) and V_m/B_m(T_m) is summed
+#   in binary64 with a geometric tail bound; every other row follows downwards by exact
+#   recurrences (T_{c+1} - T_c ∈ {0, 1})
 #       w_{c+1}/w_c = (n-1-c)/(c+1) · p/(1-p),
 #       B_{c+1}(T)/B_c(T) = (c+1)/(2(c+1-T)),   B_c(T+1)/B_c(T) = (c-T)/(T+1),
 #       V_{c+1} = V_c + B_c(T_c)/2  (T unchanged),   V_{c+1} = V_c - B_c(T_c + 1)/2  (T up by one).
@@ -395,22 +411,6 @@ def _floors(c: IntArray, phi: float) -> IntArray:
     return c + 1 - up
 
 
-def _ln_factorial(m: int) -> Interval:
-    """``ln m!`` as an interval: exact below 256, else Stirling's series for ``ln Γ(m+1)``.
-
-    DLMF 5.11.1 and §5.11(ii): for real ``x > 0`` the error of the series truncated after the
-    ``B_8`` term is at most the first omitted term ``|B_10|/(10·9·x^9)`` in absolute value.
-    """
-    if m < 256:
-        return iv.log(iv.mpf(math.factorial(m)))
-    x = iv.mpf(m + 1)
-    s = (x - iv.mpf(0.5)) * iv.log(x) - x + iv.log(2 * iv.pi) / 2
-    for num, den, k in ((1, 6, 1), (-1, 30, 2), (1, 42, 3), (-1, 30, 4)):
-        s += iv.mpf(num) / (den * (2 * k) * (2 * k - 1)) / x ** (2 * k - 1)
-    rem = iv.mpf(5) / 66 / 90 / x**9
-    return s + iv.mpf([-_hi(rem), _hi(rem)])
-
-
 def _log_anchors(par: _Params, m: int, t: int, certified: bool) -> tuple[Any, Any]:
     """``ln Bin(n-1, p)(m)`` and ``ln B_m(t)``: intervals when ``certified``, else floats."""
     N = par.n - 1
@@ -422,10 +422,10 @@ def _log_anchors(par: _Params, m: int, t: int, certified: bool) -> tuple[Any, An
             lb = lf(m + 1) - lf(t + 1) - lf(m - t + 1) - m * mp.log(2)
             return float(lw), float(lb)
     with precision(_IV_DPS):
-        lw = _ln_factorial(N) - _ln_factorial(m) - _ln_factorial(N - m) + m * par.log_p
+        lw = ln_factorial(N) - ln_factorial(m) - ln_factorial(N - m) + m * par.log_p
         if N - m:
             lw += (N - m) * par.log_q
-        lb = _ln_factorial(m) - _ln_factorial(t) - _ln_factorial(m - t) - m * iv.log(2)
+        lb = ln_factorial(m) - ln_factorial(t) - ln_factorial(m - t) - m * iv.log(2)
     return lw, lb
 
 
@@ -1334,3 +1334,279 @@ def amplify(epsilon0: float, users: int, delta: float, bound: str = "fmt-numeric
     if bound not in _GENERIC:
         raise ParameterError("bound", bound, "one of " + ", ".join(BOUNDS))
     return _GENERIC[bound](epsilon0, users, delta)
+
+
+# --------------------------------------------------------------------------------------------
+# The shuffle summation protocols (bits with binomial noise), accounted exactly
+# --------------------------------------------------------------------------------------------
+#
+# What the server sees (ShuffleSumParameters: n users, D coordinates, each coordinate of each
+# user's input encoded as x̂ ∈ {0, ..., levels} by a shift, a scaling and randomized rounding,
+# then sent as x̂ + Bin(b, p) ones among levels + b bits tagged with the coordinate):
+#
+# 1. The view is the vector of counts. The shuffler outputs a uniformly random order of the
+#    multiset of tagged bits; the multiset is fixed by the counts c_j of ones per coordinate (each
+#    coordinate carries n (levels + b) bits), and its order is independent of the inputs given
+#    the multiset. So the view and the counts are post-processings of each other: same privacy.
+# 2. c_j = Σ_u x̂_{u,j} + X_j with X_j ~ Bin(b n, p): the users' Bin(b, p) are independent and
+#    add up; the X_j are independent over j.
+# 3. Replace one user's input. Given the other users' encodings (the same law on both sides: a
+#    mixture with common weights) and a coupling of the changed user's two roundings, the pair is
+#    (⊗_j (X_j + k_j), ⊗_j X_j) up to a common translation, with k_j ∈ [-levels, levels]; by joint
+#    convexity of the hockey-stick divergence the view is no worse than the worst such k.
+#    Binomial noise is log-concave, so the loss of (X + k, X) is monotone and δ(ε) is that of a
+#    threshold set, sup_t [P(X >= t - k) - e^ε P(X >= t)], nondecreasing in |k| (for each sign):
+#    every coordinate's pair is a post-processing of (X + levels, X) or of (X - levels, X).
+#
+# One coordinate (D = 1) is therefore exactly AdditiveNoise(Bin(b n, p), levels), both shifts;
+# the worst case is attained (x = -B against x' = B is encoded as 0 against levels, no rounding).
+# The two shifts differ unless p = 1/2 (Bin(N, p) reflected is Bin(N, 1 - p)).
+#
+# D coordinates: the pair is the product of D pairs, each (X + levels, X) or (X - levels, X). The
+# PLD route composes symmetric noise only (a single dominating pair), so the ledger is built on a
+# pair that dominates *both* shifts, by thinning: for p <= 1/2, Bin(N, p) is Bin(M, 1/2) with
+# M ~ Bin(N, 2p) independent of the data (each trial is active with probability 2p, then a fair
+# coin). Revealing M: when M >= M0, Bin(M, 1/2) is Bin(M0, 1/2) plus independent coins, so
+# either shift is a post-processing of the symmetric pair (Y + levels, Y), Y ~ Bin(M0, 1/2)
+# (X - levels against X is its mirror image y -> M0 - y); when M < M0, nothing is claimed. So each
+# coordinate is dominated by that pair composed with the (0, τ)-DP pair of Kairouz, Oh &
+# Viswanath, τ = P(M < M0) (their product is "with probability τ reveal the data, else the
+# symmetric pair"), and the ledger is D × AdditiveNoise(CenteredBinomial(M0), levels) and
+# D × ApproxDP(0, τ), composed by the PLD route. M0 (made even, so that the centred noise is
+# symmetric; dropping a fair coin is a post-processing) is the τ-quantile of Bin(N, 2p), certified
+# by Chernoff's bound. At p = 1/2, M = N and τ = 0: the ledger is exact for even N. For p < 1/2
+# the protocols' p is within 1/(2b) of 1/2, so M0 is about N - n - 12 sqrt(n): the bound exceeds
+# the exact value by about 1/(2b) relatively (plus D τ in δ).
+#
+# Inputs with ||x||_2 <= B cannot move every coordinate by the whole range at once: under that
+# constraint the vector ledger is a certified upper bound, exact for inputs bounded per coordinate.
+#
+# The Rényi divergence is infinite at every order: X + levels puts mass where X has none (the
+# binomial's support is finite), so the protocols are (ε, δ)-DP with δ > 0 only.
+
+#: The largest tail τ the vector ledger leaves to an ApproxDP(0, τ) event, relative to the δ asked
+#: (ε(δ)), or absolutely (δ(ε)): far below any δ that matters, and M0 is only about 12 standard
+#: deviations of M below its mean.
+_THINNING_TAIL = 1e-30
+_THINNING_RELATIVE = 1e-10
+
+
+def _count_noise(trials: int, p: float | Fraction) -> LatticeNoise:
+    """``Bin(trials, p)`` (at ``p = 1/2`` centred, which changes no divergence and is symmetric
+    for even ``trials``)."""
+    return CenteredBinomial(trials) if Fraction(p) == Fraction(1, 2) else Binomial(trials, p)
+
+
+def shuffle_sum_noise(params: ShuffleSumParameters) -> LatticeNoise:
+    """The noise on each coordinate's count of ones: ``Bin(b n, p)`` (the users' ``Bin(b, p)`` add up).
+
+    At ``p = 1/2`` it is given centred (:class:`~accounting.noise.CenteredBinomial`): a translation
+    changes no divergence.
+    """
+    return _count_noise(params.b * params.users, params.p)
+
+
+def _thinned(trials: int, p: float | Fraction, tail: float) -> tuple[int, Mpf]:
+    """``(M0, τ)``: an even ``M0`` with ``P(Bin(trials, 2p) < M0) <= τ <= tail`` (certified; ``p``
+    folded to ``<= 1/2`` first)."""
+    q = 2 * min(Fraction(p), 1 - Fraction(p))
+    if q == 1:
+        return trials - trials % 2, mp.zero
+    active = Binomial(trials, q)
+    low, _ = active.window(mp.mpf(2) * mp.mpf(tail))
+    low = max(low, 0)
+    tau = active.cdf_bound(low - 1) if low > 0 else mp.zero
+    return low - low % 2, tau
+
+
+def shuffle_sum_ledger(
+    params: ShuffleSumParameters, tail: float = _THINNING_TAIL, dps: int = DEFAULT_DPS
+) -> Accountant:
+    """One call of a shuffle summation protocol as a ledger (replace-one, the theorems' relation).
+
+    One coordinate: exactly ``AdditiveNoise(Bin(b n, p), levels)``. ``D > 1`` coordinates: the
+    dominating ledger of the reduction above (``D`` releases of ``CenteredBinomial(M0)`` at
+    sensitivity ``levels``, and ``D`` of ``ApproxDP(0, τ)`` when ``p != 1/2``), composed exactly by
+    the PLD route; exact when ``p = 1/2`` and ``b n`` is even, for inputs bounded per coordinate.
+
+    Parameters
+    ----------
+    params : ShuffleSumParameters
+        From :func:`~accounting.calibration.shuffle_sum_parameters` or
+        :func:`shuffle_sum_calibration`.
+    tail : float
+        The largest ``τ`` the thinning may leave (vectors with ``p != 1/2`` only), in ``(0, 1)``.
+    dps : int
+        Working precision of the ledger.
+
+    Returns
+    -------
+    Accountant
+    """
+    if not isinstance(params, ShuffleSumParameters):
+        raise ParameterTypeError("params", params, "a ShuffleSumParameters")
+    t = v.open_unit("tail", tail)
+    acc = Accountant(Neighbouring.REPLACE_ONE, dps)
+    trials = params.b * params.users
+    if params.dimension == 1:
+        return acc.compose(AdditiveNoise(_count_noise(trials, params.p), params.levels))
+    m0, tau = _thinned(trials, params.p, t)
+    if m0 < 2:
+        raise UnsupportedError(
+            f"the thinning of Bin({trials}, {params.p!r}) keeps no trial with certainty 1 - {t:g}: "
+            "too little noise to account the vector protocol"
+        )
+    acc.compose(AdditiveNoise(CenteredBinomial(m0), params.levels), params.dimension)
+    if tau > 0:
+        source = (
+            f"thinning of Bin({trials}, p) into Bin(M, 1/2), M ~ Bin({trials}, 2p) below {m0} with "
+            "probability at most this delta"
+        )
+        acc.compose(ApproxDP(0, float_up(tau), source), params.dimension)
+    return acc
+
+
+def shuffle_sum_exact(params: ShuffleSumParameters) -> bool:
+    """Whether :func:`shuffle_sum_ledger` is the protocol's exact privacy (for inputs bounded per
+    coordinate): one coordinate, or ``p = 1/2`` with ``b n`` even; otherwise a certified upper bound."""
+    if params.dimension == 1:
+        return True
+    return Fraction(params.p) == Fraction(1, 2) and (params.b * params.users) % 2 == 0
+
+
+def shuffle_sum_epsilon(params: ShuffleSumParameters, delta: float, dps: int = DEFAULT_DPS) -> Enclosure:
+    """The certified ``ε(δ)`` of one call (:func:`shuffle_sum_ledger`; the route is named).
+
+    The thinning's ``τ`` is at most ``10^-10 δ / D`` (and ``10^-30``).
+    """
+    d = v.open_unit("delta", delta)
+    tail = min(_THINNING_TAIL, d * _THINNING_RELATIVE / params.dimension)
+    return shuffle_sum_ledger(params, tail, dps).epsilon(d)
+
+
+def shuffle_sum_delta(params: ShuffleSumParameters, epsilon: float, dps: int = DEFAULT_DPS) -> Enclosure:
+    """The certified ``δ(ε)`` of one call (:func:`shuffle_sum_ledger`; the thinning's ``τ <= 10^-30``)."""
+    eps = v.nonnegative("epsilon", epsilon)
+    return shuffle_sum_ledger(params, _THINNING_TAIL, dps).delta(eps)
+
+
+def shuffle_sum_rdp(params: ShuffleSumParameters, alpha: float, dps: int = DEFAULT_DPS) -> float:
+    """The Rényi DP of one call at order ``α``: the sum over the coordinates of the worse of the two
+    shifts' ``D_α`` (exact: the product of the coordinates' pairs), which is ``inf`` at every order,
+    since ``Bin(b n, p) + levels`` has mass where ``Bin(b n, p)`` has none."""
+    a = v.order("alpha", alpha)
+    if not isinstance(params, ShuffleSumParameters):
+        raise ParameterTypeError("params", params, "a ShuffleSumParameters")
+    mech = AdditiveNoise(Binomial(params.b * params.users, params.p), params.levels)
+    return Accountant(Neighbouring.REPLACE_ONE, dps).compose(mech, params.dimension).rdp(a)
+
+
+@dataclass(frozen=True)
+class ShuffleSumCalibration:
+    """The least binomial noise of a shuffle summation protocol, by exact accounting, and the cited one.
+
+    Attributes
+    ----------
+    cited : ShuffleSumParameters
+        The parameters of the cited theorem (:func:`~accounting.calibration.shuffle_sum_parameters`).
+    exact : ShuffleSumParameters
+        The same ``g`` and ``levels``, the least ``b`` at the chosen ``p`` whose certified ``ε(δ)``
+        (:func:`shuffle_sum_epsilon`) is at most the target; its ``epsilon`` is that certified ε.
+    epsilon : Enclosure
+        The certified ``ε(δ)`` of ``exact`` (``epsilon.upper <= `` the target).
+    exact_accounting : bool
+        Whether that ε is the exact value (:func:`shuffle_sum_exact`) or a certified upper bound
+        (vectors at ``p != 1/2``, or an odd ``b n``); the ``b`` found is then least for the bound.
+    """
+
+    cited: ShuffleSumParameters
+    exact: ShuffleSumParameters
+    epsilon: Enclosure
+    exact_accounting: bool
+
+    @property
+    def saved_bits(self) -> int:
+        """How many fewer one-bit messages each user sends per call than with the cited constants."""
+        return self.cited.bits - self.exact.bits
+
+    @property
+    def saved_fraction(self) -> float:
+        """:attr:`saved_bits` as a fraction of the cited bits."""
+        return self.saved_bits / self.cited.bits
+
+
+def shuffle_sum_calibration(
+    protocol: str,
+    epsilon: float,
+    delta: float,
+    users: int,
+    dimension: int = 1,
+    bound: float = 1.0,
+    p: float = 0.5,
+    dps: int = DEFAULT_DPS,
+) -> ShuffleSumCalibration:
+    """The least ``b`` (at success probability ``p``) meeting ``(ε, δ)`` by exact accounting.
+
+    ``g`` and ``levels`` are the cited theorem's (:func:`~accounting.calibration.shuffle_sum_parameters`:
+    they set the rounding error, not the privacy); ``b`` is searched by the calibration's search
+    (:mod:`accounting.calibration`'s bracket and regula falsi, :mod:`accounting._search`) over the
+    certified ``ε(δ)`` of :func:`shuffle_sum_epsilon`, each integer ``b`` accounted once. ``p = 1/2``
+    (the default) gives the most variance per bit and a symmetric noise. The ``b`` returned was
+    itself accounted and meets the target, and ``b - 1`` was accounted and does not.
+
+    Parameters
+    ----------
+    protocol, epsilon, delta, users, dimension, bound
+        As :func:`~accounting.calibration.shuffle_sum_parameters` (whose ranges apply).
+    p : float
+        The success probability of each user's binomial, in ``(0, 1)`` (accounted as the float it is,
+        which the protocol's sampler uses).
+    dps : int
+        Working precision of each accounting.
+
+    Returns
+    -------
+    ShuffleSumCalibration
+    """
+    cited = shuffle_sum_parameters(protocol, epsilon, delta, users, dimension, bound)
+    prob = v.open_unit("p", p)
+    dps = v.dps("dps", dps)
+    target = cited.epsilon
+
+    def at(b: int) -> ShuffleSumParameters:
+        return dataclasses.replace(
+            cited, b=b, p=prob, bits=cited.dimension * (cited.levels + b), theorem=_EXACT_THEOREM
+        )
+
+    answers: dict[int, Enclosure] = {}
+
+    def excess(theta: float) -> float:
+        """``ln ε(b) - ln target`` at ``b = ceil(θ)``: ``<= 0`` exactly when met (cached per ``b``)."""
+        b = max(1, math.ceil(theta))
+        if b not in answers:
+            answers[b] = shuffle_sum_epsilon(at(b), cited.delta, dps)
+        hi = answers[b].hi
+        if hi > target:
+            with mp.workdps(30):
+                return max(float(mp.log(hi) - mp.log(target)), 1e-300)
+        if hi == 0:
+            return -math.inf
+        with mp.workdps(30):
+            return min(float(mp.log(hi) - mp.log(target)), 0.0)
+
+    # Start from the analytic Gaussian's variance at the ℓ2 sensitivity levels·sqrt(D).
+    sigma = bounds.gaussian_sigma_analytic(target, cited.delta, cited.levels * math.sqrt(cited.dimension))
+    guess = max(1.0, sigma**2 / (cited.users * float(prob) * (1 - float(prob))))
+    b = max(1, math.ceil(_bracket_and_search(excess, guess, 0.0)))
+    found = at(b)
+    value = answers[b]
+    found = dataclasses.replace(
+        found, epsilon=value.upper, theorem=f"({value.upper:g}, {cited.delta:g})-SDP: {_EXACT_THEOREM}"
+    )
+    return ShuffleSumCalibration(cited, found, value, shuffle_sum_exact(found))
+
+
+_EXACT_THEOREM = (
+    "exact accounting of the count of ones, the sum plus Bin(b n, p) at sensitivity levels "
+    "(accounting.shuffle.shuffle_sum_ledger)"
+)
