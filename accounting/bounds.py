@@ -676,39 +676,117 @@ def discrete_gaussian_epsilon_zcdp(sigma: float, delta: float, sensitivity: int 
 
 
 # --------------------------------------------------------------------------------------------
+# Integer shifts of a vector query (the sensitivities the lattice bounds take)
+# --------------------------------------------------------------------------------------------
+
+
+def _exact_fraction(value: object) -> Fraction:
+    """A real already validated as finite, as the exact rational it stores (a float is its binary
+    value: a sensitivity given as a float bounds the shift by that float, not by its decimal)."""
+    if isinstance(value, numbers.Rational):
+        return Fraction(int(value.numerator), int(value.denominator))
+    if isinstance(value, mp.mpf):
+        man, exp = value.man_exp
+        return Fraction(int(man)) * Fraction(2) ** int(exp)
+    return Fraction(float(value))  # type: ignore[arg-type]
+
+
+def _lattice_shift(sensitivity: object, dimension: object, l1: object) -> tuple[int, int, int]:
+    """``(S2, S1, m)``: integer bounds on ``‖v‖₂²``, on ``‖v‖₁`` and on the number of nonzero
+    coordinates of every shift ``v ∈ Z^d`` of an integer query.
+
+    In one dimension (``dimension = 1``) ``sensitivity`` is the integer ``Δ >= 1``, and
+    ``(S2, S1, m) = (Δ², Δ, 1)``. For a vector, ``sensitivity`` is the ℓ2 bound ``Δ2`` (any real
+    ``>= 1``: a nonzero integer vector has norm at least 1) and ``l1`` an optional ℓ1 bound
+    ``Δ1``. Because ``v`` has integer coordinates:
+
+    * ``‖v‖₂²`` is an integer ``<= Δ2²``, so ``S2 = ⌊Δ2²⌋`` (exact rational arithmetic);
+    * ``‖v‖₁ <= √d ‖v‖₂`` (Cauchy–Schwarz against the all-ones vector), and ``|v_i| <= v_i²``
+      for every integer ``v_i`` (equality at 0 and ±1, and ``|v_i| >= 2`` otherwise), so
+      ``‖v‖₁ <= ‖v‖₂²``. ``‖v‖₁`` is an integer, so
+      ``S1 = min(⌊Δ1⌋, ⌊√(d·S2)⌋, S2)`` — the smaller of ``√d·Δ2`` and ``Δ2²`` when ``Δ1``
+      is not given;
+    * every nonzero coordinate adds at least 1 to ``‖v‖₁``: ``m = min(d, S1)``.
+    """
+    d = v.integer("dimension", dimension, minimum=1)
+    if d == 1:
+        s = v.integer("sensitivity", sensitivity, minimum=1)
+        if l1 is not None:
+            v.interval("l1", l1, 1, math.inf, low_open=False, why="a nonzero integer shift has |v| >= 1")
+            s = min(s, math.floor(_exact_fraction(l1)))
+        return s * s, s, 1
+    why = "a nonzero integer vector has ℓ2 norm >= 1"
+    v.interval("sensitivity", sensitivity, 1, math.inf, low_open=False, why=why)
+    s2 = math.floor(_exact_fraction(sensitivity) ** 2)
+    s1 = min(math.isqrt(d * s2), s2)
+    if l1 is not None:
+        v.interval("l1", l1, 1, math.inf, low_open=False, why="a nonzero integer vector has ℓ1 norm >= 1")
+        s1 = min(s1, math.floor(_exact_fraction(l1)))
+    return s2, s1, min(d, s1)
+
+
+# --------------------------------------------------------------------------------------------
 # Skellam (spec §3.2)
 # --------------------------------------------------------------------------------------------
 
 
-def _skellam_akl_mp(alpha: int, variance: Mpf, d: Mpf) -> Mpf:
-    """Lemma 3 / AKL Thm 3.5 as an mpf (inputs already validated)."""
-    gauss = alpha * d**2 / (2 * variance)
-    first = ((2 * alpha - 1) * d**2 + 6 * d) / (4 * variance**2)
-    second = 3 * d / (2 * variance)
+def _skellam_akl_mp(alpha: int, variance: Mpf, l2_squared: Mpf, l1: Mpf) -> Mpf:
+    """Lemma 3 / AKL Thm 3.5 as an mpf (inputs already validated): ``l2_squared`` bounds
+    ``‖v‖₂²`` and ``l1`` bounds ``‖v‖₁`` (``Δ²`` and ``Δ`` in one dimension)."""
+    gauss = alpha * l2_squared / (2 * variance)
+    first = ((2 * alpha - 1) * l2_squared + 6 * l1) / (4 * variance**2)
+    second = 3 * l1 / (2 * variance)
     return gauss + min(first, second)
 
 
-def skellam_rdp_akl(alpha: int, variance: float, sensitivity: int = 1) -> float:
-    """RDP of adding Skellam noise ``Sk(0, σ²)`` (total variance σ²) to an integer query.
+def skellam_rdp_akl(
+    alpha: int,
+    variance: float,
+    sensitivity: float = 1,
+    *,
+    dimension: int = 1,
+    l1: float | None = None,
+) -> float:
+    """RDP of adding Skellam noise ``Sk(0, σ²)`` (total variance σ² per coordinate) to an integer query.
 
     Agarwal, Kairouz & Liu 2021, "The Skellam Mechanism for Differentially Private Federated
-    Learning", Theorem 3.5 = the spec's Lemma 3 (§3.2)::
+    Learning", Theorem 3.5 = the spec's Lemma 3 (§3.2). For a query in ``Z^d`` whose change
+    ``v`` has ``‖v‖₂ <= Δ2`` and ``‖v‖₁ <= Δ1``, with i.i.d. ``Sk(0, σ²)`` noise on every
+    coordinate::
 
-        ε(α) <= αΔ²/(2σ²) + min{ ((2α-1)Δ² + 6Δ) / (4σ⁴),  3Δ/(2σ²) }.
+        ε(α) <= αΔ2²/(2σ²) + min{ ((2α-1)Δ2² + 6Δ1) / (4σ⁴),  3Δ1/(2σ²) }.
 
-    AKL parametrise by the Poisson rate μ of each of the two Poisson variables; here σ² = 2μ
-    is the *total* variance, as in the spec. The theorem is proved only for integer orders
-    ``α >= 2``; other orders raise :class:`ParameterError`. In one dimension the ℓ1 and ℓ2
-    sensitivities coincide, so one Δ is taken.
+    In one dimension ``Δ1 = Δ2 = Δ``, the spec's Lemma 3. AKL parametrise by the Poisson rate μ
+    of each of the two Poisson variables; here σ² = 2μ is the *total* variance, as in the spec
+    (their multi-dimensional statement has the same form, in the variance; their accounting
+    code, google-research/federated ``distributed_dp/accounting_utils.py``, evaluates it so).
+    The theorem is proved only for integer orders ``α >= 2``; other orders raise
+    :class:`ParameterError`.
+
+    **The d-dimensional form from the 1-D one.** Independent coordinates make the noise a
+    product law, whose Rényi divergence is the sum of the coordinates' (tensorization). Each
+    coordinate ``i`` gives the 1-D bound at ``Δ = |v_i|`` (0 for ``v_i = 0``), and a sum of minima
+    is at most the minimum of the sums, so the total is at most the formula above with
+    ``Σ v_i² = ‖v‖₂²`` and ``Σ |v_i| = ‖v‖₁``: increasing in both, hence bounded at ``(Δ2², Δ1)``.
+
+    **Integer vectors.** ``‖v‖₂²`` and ``‖v‖₁`` are integers, so ``Δ2²`` is taken as ``⌊Δ2²⌋``
+    and ``Δ1`` as ``min(⌊Δ1⌋, ⌊√d Δ2⌋, ⌊Δ2²⌋)``: ``‖v‖₁ <= √d ‖v‖₂`` (Cauchy–Schwarz) and
+    ``‖v‖₁ <= ‖v‖₂²`` (``|v_i| <= v_i²`` for integers). Without ``l1`` the smaller of the two
+    applies (see ``_lattice_shift``).
 
     Parameters
     ----------
     alpha : int
         Integer order ``α >= 2``.
     variance : float
-        Total variance ``σ² > 0`` of the Skellam noise.
-    sensitivity : int
-        The integer sensitivity ``Δ >= 1``.
+        Total variance ``σ² > 0`` of the Skellam noise on each coordinate.
+    sensitivity : int or float
+        The ℓ2 sensitivity ``Δ2``: in one dimension the integer ``Δ >= 1``; for a vector any
+        real ``>= 1``.
+    dimension : int
+        ``d >= 1``, the coordinates of the query.
+    l1 : float, optional
+        An ℓ1 sensitivity ``Δ1 >= 1`` (default: implied by ``Δ2`` and ``d`` as above).
 
     Returns
     -------
@@ -717,9 +795,9 @@ def skellam_rdp_akl(alpha: int, variance: float, sensitivity: int = 1) -> float:
     """
     a = _integer_order(alpha)
     var = v.positive("variance", variance)
-    d = v.integer("sensitivity", sensitivity, minimum=1)
+    l2_squared, ell1, _ = _lattice_shift(sensitivity, dimension, l1)
     with mp.workdps(_DPS):
-        return float_up(_skellam_akl_mp(a, mp.mpf(var), mp.mpf(d)))
+        return float_up(_skellam_akl_mp(a, mp.mpf(var), mp.mpf(l2_squared), mp.mpf(ell1)))
 
 
 def theorem2_g(epsilon: float, scale: float, users: int) -> int:
@@ -848,7 +926,7 @@ def skellam_rdp_theorem2_headline(alpha: int, epsilon: float, scale: float) -> f
 
 def _theorem2_lemma3_mp(a: int, eps: float, g: int) -> Mpf:
     e = mp.mpf(eps)
-    return _skellam_akl_mp(a, mp.mpf(g) ** 2 / e**2, mp.mpf(g))
+    return _skellam_akl_mp(a, mp.mpf(g) ** 2 / e**2, mp.mpf(g) ** 2, mp.mpf(g))
 
 
 def skellam_rdp_theorem2_lemma3(alpha: int, epsilon: float, scale: float, users: int) -> float:
@@ -973,30 +1051,60 @@ def _xi_sum_upper(c: Mpf, terms: int) -> Mpf:
     return total + mp.exp(-c) * tail
 
 
-def _kls_epsilon_mp(sigma: Mpf, count: int, d: int) -> Mpf:
+def _kls_epsilon_mp(sigma: Mpf, count: int, l2_squared: int, moving: int) -> Mpf:
+    """Prop. 13 / its d-dimensional form as an mpf: ``l2_squared`` bounds ``‖v‖₂²`` and ``moving``
+    the nonzero coordinates of the shift (``Δ²`` and 1 in one dimension)."""
     xi = 10 * _xi_sum_upper(2 * mp.pi**2 * sigma**2, count - 1)
-    base = mp.mpf(d) ** 2 / (count * sigma**2)
-    return min(mp.sqrt(base + xi / 2), mp.sqrt(base) + xi)
+    base = mp.mpf(l2_squared) / (count * sigma**2)
+    return min(mp.sqrt(base + moving * xi / 2), mp.sqrt(base) + mp.sqrt(moving) * xi)
 
 
-def _kls_inputs(sigma: object, count: object, sensitivity: object) -> tuple[float, int, int]:
-    """Validated ``(σ, n, Δ)`` for Prop. 13, which needs ``σ >= 1/2``."""
+def _kls_inputs(
+    sigma: object, count: object, sensitivity: object, dimension: object, l1: object
+) -> tuple[float, int, int, int]:
+    """Validated ``(σ, n, S2, m)`` for Prop. 13, which needs ``σ >= 1/2`` (see ``_lattice_shift``)."""
     s = v.positive("sigma", sigma)
     if s < 0.5:
         raise ParameterError("sigma", sigma, "a real number >= 1/2 (Kairouz–Liu–Steinke 2021 Prop. 13)")
-    return s, v.integer("count", count, minimum=1), v.integer("sensitivity", sensitivity, minimum=1)
+    n = v.integer("count", count, minimum=1)
+    l2_squared, _, moving = _lattice_shift(sensitivity, dimension, l1)
+    return s, n, l2_squared, moving
 
 
-def sum_discrete_gaussians_epsilon_kls(sigma: float, count: int, sensitivity: int = 1) -> float:
+def sum_discrete_gaussians_epsilon_kls(
+    sigma: float,
+    count: int,
+    sensitivity: float = 1,
+    *,
+    dimension: int = 1,
+    l1: float | None = None,
+) -> float:
     """ε such that adding a sum of ``count`` discrete Gaussians is ``(1/2)ε²``-zCDP.
 
     Kairouz, Liu & Steinke 2021, "The Distributed Discrete Gaussian Mechanism for Federated
-    Learning with Secure Aggregation", Proposition 13 = the spec's Lemma 4 (§3.3), in one
-    dimension (their ``d``-dimensional version multiplies ξ by ``d``). With ``X_i ~ N_Z(0, σ²)``
-    i.i.d. (σ is the *per-user* parameter) and ``Z_n = Σ_{i≤n} X_i``::
+    Learning with Secure Aggregation", Proposition 13 = the spec's Lemma 4 (§3.3). With
+    ``X_i ~ N_Z(0, σ²)`` i.i.d. (σ is the *per-user* parameter) and ``Z_n = Σ_{i≤n} X_i``, adding
+    ``Z_n`` to a query of integer sensitivity ``Δ`` is ``(1/2)ε²``-zCDP with::
 
         ε = min{ sqrt(Δ²/(nσ²) + ξ/2),  Δ/(√n σ) + ξ },
         ξ = 10 Σ_{k=1}^{n-1} exp(-2π²σ² k/(k+1)).
+
+    **d dimensions** (i.i.d. sums on every coordinate, a change ``v ∈ Z^d`` with
+    ``‖v‖₂ <= Δ2``)::
+
+        ε = min{ sqrt(Δ2²/(nσ²) + m ξ/2),  Δ2/(√n σ) + √m ξ },
+
+    with ``m <= d`` the nonzero coordinates of ``v`` (``m = min(d, ⌊Δ1⌋, ⌊√d Δ2⌋, ⌊Δ2²⌋)``,
+    see ``_lattice_shift``; ``Δ2²`` is taken as ``⌊Δ2²⌋``, ``‖v‖₂²`` being an integer). Derived
+    here from the 1-D statement: zCDP of independent coordinates adds (the Rényi divergence of
+    a product law is the sum of the coordinates'), coordinate ``i`` contributes ``ε_i²/2`` at
+    ``Δ = |v_i|`` (nothing where ``v_i = 0``), and either form summed over the moving
+    coordinates gives ``Σ(v_i²/(nσ²) + ξ/2) <= Δ2²/(nσ²) + mξ/2``, respectively
+    ``Σ(|v_i|/(√nσ) + ξ)² = ‖v‖₂²/(nσ²) + 2ξ‖v‖₁/(√nσ) + mξ² <= (Δ2/(√nσ) + √m ξ)²``
+    (``‖v‖₁ <= √m ‖v‖₂``). The second form is KLS's d-dimensional one, which has ``τ√d``
+    (the authors' accounting code, google-research/federated
+    ``distributed_dp/accounting_utils.py``, evaluates ``(α/2)(Δ2/(√nσ) + √d τ)²`` for
+    their Prop. 14); ``d ξ`` there, as sometimes quoted, is also valid but looser.
 
     ξ is summed with a certified tail bound (see ``_xi_sum_upper``) in ``O(1)`` special
     function calls beyond the first few terms, so large ``n`` is cheap. Requires ``σ >= 1/2``.
@@ -1007,21 +1115,33 @@ def sum_discrete_gaussians_epsilon_kls(sigma: float, count: int, sensitivity: in
         Per-user parameter ``σ >= 1/2``.
     count : int
         Number of summands ``n >= 1``.
-    sensitivity : int
-        The integer sensitivity ``Δ >= 1``.
+    sensitivity : int or float
+        The ℓ2 sensitivity: in one dimension the integer ``Δ >= 1``; for a vector any real ``>= 1``.
+    dimension : int
+        ``d >= 1``, the coordinates of the query.
+    l1 : float, optional
+        An ℓ1 sensitivity ``Δ1 >= 1`` (it only bounds ``m``).
 
     Returns
     -------
     float
         ε, rounded up.
     """
-    s, n, d = _kls_inputs(sigma, count, sensitivity)
+    s, n, l2_squared, moving = _kls_inputs(sigma, count, sensitivity, dimension, l1)
     with mp.workdps(_DPS):
-        return float_up(_kls_epsilon_mp(mp.mpf(s), n, d))
+        return float_up(_kls_epsilon_mp(mp.mpf(s), n, l2_squared, moving))
 
 
-def sum_discrete_gaussians_rho_kls(sigma: float, count: int, sensitivity: int = 1) -> float:
-    """zCDP ``ρ = ε²/2`` for :func:`sum_discrete_gaussians_epsilon_kls` (KLS 2021 Prop. 13).
+def sum_discrete_gaussians_rho_kls(
+    sigma: float,
+    count: int,
+    sensitivity: float = 1,
+    *,
+    dimension: int = 1,
+    l1: float | None = None,
+) -> float:
+    """zCDP ``ρ = ε²/2`` for :func:`sum_discrete_gaussians_epsilon_kls` (KLS 2021 Prop. 13, and
+    its d-dimensional form there).
 
     Parameters
     ----------
@@ -1029,17 +1149,21 @@ def sum_discrete_gaussians_rho_kls(sigma: float, count: int, sensitivity: int = 
         Per-user parameter ``σ >= 1/2``.
     count : int
         Number of summands ``n >= 1``.
-    sensitivity : int
-        The integer sensitivity ``Δ >= 1``.
+    sensitivity : int or float
+        The ℓ2 sensitivity: in one dimension the integer ``Δ >= 1``; for a vector any real ``>= 1``.
+    dimension : int
+        ``d >= 1``, the coordinates of the query.
+    l1 : float, optional
+        An ℓ1 sensitivity ``Δ1 >= 1``.
 
     Returns
     -------
     float
         ρ, rounded up.
     """
-    s, n, d = _kls_inputs(sigma, count, sensitivity)
+    s, n, l2_squared, moving = _kls_inputs(sigma, count, sensitivity, dimension, l1)
     with mp.workdps(_DPS):
-        return float_up(_kls_epsilon_mp(mp.mpf(s), n, d) ** 2 / 2)
+        return float_up(_kls_epsilon_mp(mp.mpf(s), n, l2_squared, moving) ** 2 / 2)
 
 
 def _theorem4_inputs(scale: object, horizon: object) -> tuple[float, int]:
