@@ -26,6 +26,9 @@ The config format. Top-level keys (``*``: required)::
     bands          the band drawn around each mean regret curve: "ci95" (default, the 95%
                    Student-t interval) or "se" (±1 standard error, the papers' bands); plots only,
                    not part of the fingerprint (``dp-regret plot --bands`` overrides it)
+    x_axis         what a panel's figure plots against: "round" (default: Reg(t)/t against t, a
+                   subplot per ε) or "epsilon" (the final regret Reg(T) against ε, one line per
+                   private algorithm, the non-private ones as horizontal lines); plots only
     [instance]     kind*, one of the family's kinds:
                    MAB: gaussian-easy | gaussian-hard | bernoulli | beta | mslr, and
                    arms (K, default 10; synthetic kinds), means (bernoulli, beta: fixed for every
@@ -101,12 +104,13 @@ _TOP_KEYS = (
     "delta",
     "privacy_route",
     "bands",
+    "x_axis",
     "instance",
     "algorithms",
     "panels",
     "quick",
 )
-_PANEL_KEYS = ("name", "instance", "horizon", "epsilons")
+_PANEL_KEYS = ("name", "instance", "horizon", "epsilons", "x_axis")
 _ALGORITHM_KEYS = ("name", "label", "params")
 _QUICK_KEYS = ("horizon", "repetitions", "checkpoints")
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
@@ -116,6 +120,9 @@ _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
 #: (the papers' figures; about half as wide at R = 20).
 BANDS = ("ci95", "se")
 DEFAULT_BANDS = "ci95"
+#: What a panel's figure plots against (``x_axis``): the round, or ε (the final regret).
+X_AXES = ("round", "epsilon")
+DEFAULT_X_AXIS = "round"
 
 #: The limits of a config, each refused before anything runs (the message gives the reason).
 #: Rounds are simulated pull by pull (about 3·10^7 a second per core): 10^12 rounds are hours of
@@ -185,12 +192,15 @@ class Panel:
     horizon : int
         ``T``.
     epsilons : tuple of float
+    x_axis : str
+        What the panel's figure plots against, one of :data:`X_AXES` (plots only).
     """
 
     name: str
     instance: Instance
     horizon: int
     epsilons: tuple[float, ...]
+    x_axis: str = DEFAULT_X_AXIS
     #: Where the panel's instance, epsilons and horizon were given in the config (for error messages).
     instance_where: str = field(default="instance", compare=False, repr=False)
     epsilons_where: str = field(default="epsilons", compare=False, repr=False)
@@ -289,6 +299,7 @@ class Config:
                     "name": p.name,
                     "horizon": p.horizon,
                     "epsilons": list(p.epsilons),
+                    **({"x_axis": p.x_axis} if p.x_axis != DEFAULT_X_AXIS else {}),
                     "instance": p.instance.to_dict(),
                 }
                 for p in self.panels
@@ -303,13 +314,14 @@ class Config:
     @property
     def fingerprint(self) -> str:
         """A hash of everything the numbers depend on (not the names, description, labels, the
-        privacy route or the plots' bands)."""
+        privacy route or the plots' bands and x-axes)."""
         data = self.to_dict()
         del data["name"], data["description"], data["privacy_route"], data["bands"]
         for algorithm in data["algorithms"]:
             del algorithm["label"]
         for panel in data["panels"]:
             del panel["name"]
+            panel.pop("x_axis", None)
         text = json.dumps(data, sort_keys=True, separators=(",", ":"))
         return "sha256:" + hashlib.sha256(text.encode()).hexdigest()
 
@@ -624,6 +636,16 @@ def load_config(source: str | os.PathLike[str] | Mapping[str, Any], quick: bool 
         epsilons = _epsilons(ewhere, raw_epsilons)
         if any_private and not epsilons:
             raise ConfigError(ewhere, raw_epsilons, "at least one privacy level ε > 0")
+        xwhere = prefix + "x_axis" if "x_axis" in table else "x_axis"
+        x_axis = table.get("x_axis", data.get("x_axis", DEFAULT_X_AXIS))
+        if not isinstance(x_axis, str) or x_axis not in X_AXES:
+            raise ConfigError(
+                xwhere, x_axis, 'one of "round" (Reg(t)/t against t) or "epsilon" (Reg(T) against ε)'
+            )
+        if x_axis == "epsilon" and not any_private:
+            raise ConfigError(
+                xwhere, x_axis, '"round": no algorithm of the config is private, so none runs at an ε'
+            )
         family.check_panel(
             instance,
             where=iwhere,
@@ -644,6 +666,7 @@ def load_config(source: str | os.PathLike[str] | Mapping[str, Any], quick: bool 
             instance,
             horizon,
             epsilons,
+            x_axis,
             instance_where=iwhere,
             epsilons_where=ewhere,
             horizon_where=hwhere,

@@ -43,7 +43,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from learners.config import BANDS, DEFAULT_BANDS, bands_name
+from learners.config import BANDS, DEFAULT_BANDS, DEFAULT_X_AXIS, X_AXES, bands_name
 from learners.errors import ConfigError, ParameterError
 from learners.results import (
     CONFIG_FILE,
@@ -342,7 +342,8 @@ def plot_results(out_dir: str | os.PathLike[str], bands: str | None = None) -> l
     (the group pseudo-regret for the linear family: ``summary.json``'s ``regret_label``).
 
     One figure per panel (``regret-<panel>``: a subplot per ε, a line per algorithm with its band;
-    non-private algorithms appear in every subplot), and for several panels an overview ``regret``
+    non-private algorithms appear in every subplot; a panel with ``x_axis = "epsilon"`` is instead
+    its final regret ``Reg(T)`` against ε, :func:`_draw_final`), and for several panels an overview ``regret``
     with every panel and ε (Figure 1 of the paper is such a 2×3 grid), each as PNG, PDF and SVG.
     Colours, line styles and legends: see the module docstring.
 
@@ -373,19 +374,85 @@ def plot_results(out_dir: str | os.PathLike[str], bands: str | None = None) -> l
         raise ParameterError("results_dir", str(out), valid) from None
 
 
-def _configured_bands(out: Path) -> str:
-    """The ``bands`` of the folder's resolved config (older folders have none: the default)."""
+def _configured(out: Path) -> tuple[str, dict[str, str]]:
+    """The ``bands`` and each panel's ``x_axis`` of the folder's resolved config (older folders
+    have neither: the defaults)."""
     path = out / CONFIG_FILE
     if not path.is_file():
-        return DEFAULT_BANDS
+        return DEFAULT_BANDS, {}
     try:
-        value = tomllib.loads(path.read_text(encoding="utf-8")).get("bands", DEFAULT_BANDS)
-        return bands_name("bands", value)
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        bands = bands_name("bands", data.get("bands", DEFAULT_BANDS))
+        panels = data.get("panels", [])
+        if not isinstance(panels, list) or not all(isinstance(p, dict) for p in panels):
+            raise ConfigError("panels", panels, "an array of tables")
+        axes = {str(p.get("name")): p.get("x_axis", DEFAULT_X_AXIS) for p in panels}
+        for name, axis in axes.items():
+            if axis not in X_AXES:
+                raise ConfigError(f"panels[{name}].x_axis", axis, f"one of {X_AXES}")
+        return bands, axes
     except (tomllib.TOMLDecodeError, UnicodeDecodeError, ConfigError) as exc:
         detail = " ".join(str(exc).split())[:200]
         raise ParameterError(
             "results_dir", str(path), f"a {CONFIG_FILE} written by dp-regret ({detail})"
         ) from None
+
+
+def _draw_final(
+    panel: str,
+    curves: Sequence[_Curve],
+    caption: str,
+    title: str,
+    path: Path,
+    bands: str,
+    regret: tuple[str, str] = DEFAULT_REGRET,
+) -> list[Path]:
+    """A panel plotted against ε: the final regret ``Reg(T)`` (the last checkpoint) of each private
+    algorithm at every ε of the panel (log scale), with its band, and each non-private algorithm
+    as a horizontal line with its band."""
+    from matplotlib.figure import Figure
+
+    mine = [c for c in curves if c.panel == panel]
+    look = styles([c.label for c in mine])
+    y_band, title_band = _BAND_TEXT[bands]
+    fig = Figure(figsize=(6.4, 4.6), layout="constrained")
+    ax = fig.add_subplot()
+    eps_all = sorted({c.epsilon for c in mine if c.epsilon is not None})
+    runs: set[int] = set()
+    for label in dict.fromkeys(c.label for c in mine):
+        style = look[label]
+        of = [c for c in mine if c.label == label]
+        finals = [(c.epsilon, c.pseudo[:, -1]) for c in of]
+        runs.update(v.shape[0] for _, v in finals)
+        if of[0].epsilon is None:  # non-private: one run, a line across every ε
+            values = finals[0][1]
+            mean = float(values.mean())
+            ax.axhline(mean, color=style.color, linestyle=style.linestyle, linewidth=1.4, label=label)
+            half = band_half_width(values[:, None], bands)
+            if half is not None and eps_all:
+                lo, hi = mean - float(half[0]), mean + float(half[0])
+                ax.fill_between(eps_all, lo, hi, color=style.color, alpha=0.12, linewidth=0)
+            continue
+        finals.sort(key=lambda item: float(item[0] or 0.0))
+        x = np.array([float(e or 0.0) for e, _ in finals])
+        table = np.stack([v for _, v in finals], axis=1)  # repetitions × ε (equal counts per unit)
+        mean = table.mean(axis=0)
+        ax.plot(x, mean, color=style.color, linestyle=style.linestyle, marker=style.marker, label=label)
+        half = band_half_width(table, bands)
+        if half is not None:
+            ax.fill_between(x, mean - half, mean + half, color=style.color, alpha=0.18, linewidth=0)
+    ax.set_xscale("log")
+    ax.set_xlabel("privacy level ε", fontsize=9)
+    ax.set_ylabel(f"final {regret[1].replace('(t)', '(T)')} ({y_band})", fontsize=9)
+    ax.set_ylim(bottom=0)
+    ax.grid(alpha=0.3, which="both")
+    ax.tick_params(labelsize=8)
+    ax.legend(fontsize=7, loc="upper right", framealpha=0.85)
+    r_text = "R = " + "/".join(map(str, sorted(runs)))
+    head = f"{title}: {caption}" if caption else title
+    text = f"{head}\nfinal {regret[0]} against ε, mean of {r_text} runs ± {title_band}"
+    fig.suptitle("\n".join(textwrap.fill(line, 64) for line in text.split("\n")), fontsize=11)
+    return _save(fig, path)
 
 
 def _plot(out: Path, bands: str | None) -> list[Path]:
@@ -395,8 +462,9 @@ def _plot(out: Path, bands: str | None) -> list[Path]:
     curves = _read_curves(csv_path)
     if not curves:
         raise ParameterError("results_dir", str(out), f"a {CSV_FILE} with at least one row")
+    configured, axes = _configured(out)
     if bands is None:
-        bands = _configured_bands(out)
+        bands = configured
     captions: dict[str, str] = {}
     privacy: dict[tuple[str, str, float], str] = {}
     regret = DEFAULT_REGRET
@@ -416,6 +484,10 @@ def _plot(out: Path, bands: str | None) -> list[Path]:
     for panel, cells in cells_of.items():
         name = title if panel == title else f"{title}, panel {panel}"
         path = out / f"regret-{panel}.png"
+        if axes.get(panel, DEFAULT_X_AXIS) == "epsilon":
+            caption = captions.get(panel, "")
+            written += _draw_final(panel, curves, caption, name, path, bands, regret)
+            continue
         written += _draw(
             cells, curves, captions, privacy, name, path, len(cells), bands, overview=False, regret=regret
         )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import csv
 import itertools
 import json
 import math
@@ -273,3 +274,58 @@ def test_reproduce_notes_the_stand_in_before_running(capsys: pytest.CaptureFixtu
     assert "panel(s) d, e, f" in err
     assert "dp-regret show figure1 > figure1.toml" in err
     assert "panels[3].instance, panels[4].instance, panels[5].instance" in err
+
+
+# ------------------------------------------------------------------------------------------
+# x_axis = "epsilon": a panel plotted against ε
+# ------------------------------------------------------------------------------------------
+
+
+def test_x_axis_is_validated_and_kept_out_of_the_fingerprint(tmp_path: Path) -> None:
+    for bad in ("eps", 1):
+        with pytest.raises(ConfigError) as info:
+            load_config(tiny(x_axis=bad))
+        assert info.value.name == "x_axis"
+    non_private = tiny(x_axis="epsilon", algorithms=[{"name": "se"}])
+    with pytest.raises(ConfigError, match="no algorithm of the config is private") as info:
+        load_config(non_private)
+    assert info.value.name == "x_axis"
+    panel = tiny(panels=[{"name": "p", "x_axis": "sideways"}])
+    with pytest.raises(ConfigError) as info:
+        load_config(panel)
+    assert info.value.name == "panels[0].x_axis"
+    default, by_eps = load_config(tiny()), load_config(tiny(x_axis="epsilon"))
+    assert by_eps.panels[0].x_axis == "epsilon"
+    assert default.fingerprint == by_eps.fingerprint  # plots only: the same results folder
+    path = tmp_path / "resolved.toml"
+    path.write_text(by_eps.to_toml())
+    assert load_config(path).panels[0].x_axis == "epsilon"
+    assert "x_axis" not in default.to_dict()["panels"][0]  # older resolved configs are unchanged
+
+
+def test_a_panel_against_epsilon_plots_the_final_regret(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each private algorithm's line is the mean final regret Reg(T) at each ε (read back from
+    regret.csv by hand), the non-private one a horizontal line at its own mean."""
+    out = run_experiment(load_config(tiny(x_axis="epsilon")), tmp_path / "res", progress=False)
+    figures: list[Any] = []
+    monkeypatch.setattr(plotting, "_save", lambda fig, path: figures.append(fig) or [path])
+    plot_results(out)
+    (fig,) = figures
+    (ax,) = fig.axes
+    assert ax.get_xscale() == "log"
+    final: dict[tuple[str, str], list[float]] = {}
+    rows = list(csv.DictReader((out / "regret.csv").open()))
+    last = max(int(r["round"]) for r in rows)
+    for r in rows:
+        if int(r["round"]) == last:
+            final.setdefault((r["label"], r["epsilon"]), []).append(float(r["pseudo_regret"]))
+    lines = {line.get_label(): line for line in ax.get_lines()}
+    for label in ("DP-SE", "Dist-RDP-SE(s=10)"):
+        line = lines[label]
+        np.testing.assert_allclose(line.get_xdata(), [0.5, 1.0])
+        expected = [np.mean(final[(label, e)]) for e in ("0.5", "1.0")]
+        np.testing.assert_allclose(line.get_ydata(), expected, rtol=1e-12)
+    (se,) = [v for (a, _), v in final.items() if a == "SE"]
+    np.testing.assert_allclose(lines["SE"].get_ydata(), [np.mean(se)] * 2, rtol=1e-12)
