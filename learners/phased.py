@@ -54,8 +54,12 @@ replace-one, §1.5) with noise ``σ = z Δ``; the noise multiplier ``z`` comes f
   :func:`accounting.bounds.gaussian_sigma_classic`. That theorem is proved only for ``ε < 1``; the
   paper uses it at ``ε = 10``, where it does **not** give its claim (P8): at ``(10, 0.25)`` the
   classic ``z = 0.1794`` is only ``(18.36, 0.25)``-DP, and the exact ``z = 0.2472`` is 1.38 times
-  larger. Below ``ε = 1`` the exact ``z`` is always the smaller (0.42 times at ``ε = 1``). A run
-  reports the exact ε of what it released either way (:attr:`Privacy.meets_claim`).
+  larger. The exact ``z`` is the smaller wherever the classic one meets its target (always below
+  ``ε = 1``: 0.42 times at ``(1, 0.25)``, 0.77 at ``(1, 10⁻⁵)``); at ``δ = 0.25`` the classic
+  formula stops being ``(ε, δ)``-DP between ``ε = 4`` (its exact ε 3.14) and ``ε = 6`` (6.95),
+  at ``δ = 10⁻⁵`` between 8 and 10. At large ε the exact ``z`` falls as ``1/sqrt(2ε)``, not as
+  ``1/ε``. A run reports the exact ε of what it released either way
+  (:attr:`Privacy.meets_claim`).
 
 The released σ is ``z Δ`` rounded up by a relative ``4·2⁻⁵²`` (the float products of ``Δ`` must
 not leave ``σ/Δ`` an ulp below ``z``). The shuffle protocols' parameters come from
@@ -110,7 +114,8 @@ phase the support is played in increasing action index, ``T_l(x)`` times each. `
 is, for DP-DPE, the regret on the mean parameter of the phase's clients, ``Σ_t ⟨θ̄_{U_l}, x* -
 x_t⟩`` (the sample the server learns from; not the paper's measure, §1.2; equal to the
 pseudo-regret in a phase without clients); for DP-PE, ``T⟨θ*, x*⟩ - Σ_t y_t`` with the rewards
-the clients observed (unclipped).
+the clients observed (unclipped). Once a single action remains (P4) it is played to ``T`` with no
+further clients, and both curves add its gap per round.
 
 **Vectorization and randomness.** Repetitions (leading axis ``R``), clients and actions are array
 axes; phases loop. Repetition ``r`` draws its clients and rewards from streams seeded by four words
@@ -726,7 +731,7 @@ class PhaseRecord:
     counts: IntArray  # (n, s): T_l(x)
     average: FloatArray  # (n, s): the non-private average (DP-DPE) or sum (DP-PE) of the clipped reports
     released: FloatArray  # (n, s): ỹ_l
-    noise_sd: FloatArray  # (n, s): sd (Gaussian) or variance bound (protocol) of ỹ_l - average
+    noise_sd: FloatArray  # (n, s): sd of ỹ_l - average (Gaussian), or the bound on it the width uses
     sigma_n: FloatArray  # (n,): σ_n in the width
     width: FloatArray  # (n,): W_l
     theta_hat: FloatArray  # (n, d)
