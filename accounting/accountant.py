@@ -1,7 +1,8 @@
 """The :class:`Accountant`: the one door every guarantee goes through.
 
 An *event* describes what happened — a mechanism (:class:`~accounting.mechanisms.AdditiveNoise`,
-:class:`~accounting.mechanisms.DistributedSum`), a cited guarantee
+:class:`~accounting.mechanisms.DistributedSum`, a vector sum bounded in ℓ2,
+:class:`~accounting.mechanisms.DistributedVectorSum`, whose guarantee is an RDP curve), a cited guarantee
 (:class:`~accounting.mechanisms.PureDP`, :class:`~accounting.mechanisms.ApproxDP`), an
 :class:`Event` (a mechanism self-composed ``count`` times) or a :class:`Composed` group of
 events — and the accountant decides how to account it, following the split of Google's
@@ -79,6 +80,7 @@ from accounting.mechanisms import (
     AddRemoveSum,
     ApproxDP,
     DistributedSum,
+    DistributedVectorSum,
     Mechanism,
     PureDP,
 )
@@ -126,7 +128,8 @@ ROUTES = ("auto", "pld", "rdp", "zcdp", "pure", "published")
 """The routes; ``"published:<name>"`` selects one bound of :data:`PUBLISHED`."""
 
 _EVENTS = (
-    "an AdditiveNoise, DistributedSum, PureDP, ApproxDP, PoissonSampled, SampledWithoutReplacement, "
+    "an AdditiveNoise, DistributedSum, DistributedVectorSum, PureDP, ApproxDP, PoissonSampled, "
+    "SampledWithoutReplacement, "
     "Event or Composed"
 )
 
@@ -210,6 +213,8 @@ class PublishedBound:
 
 
 def _central_noise(m: Mechanism) -> tuple[NoiseDistribution, float] | None:
+    if isinstance(m, DistributedVectorSum):
+        return m.total_noise, m.l2
     if isinstance(m, DistributedSum):
         try:
             return m.total_noise, m.sensitivity
@@ -242,6 +247,13 @@ def _sens(m: Mechanism) -> Any:
     return central[1]
 
 
+def _query(m: Mechanism) -> dict[str, Any]:
+    """The sensitivity arguments of a lattice closed form: the integer ``Δ``, or a vector's ℓ2 and shape."""
+    if isinstance(m, DistributedVectorSum):
+        return m.bound_arguments
+    return {"sensitivity": int(_sens(m))}
+
+
 def _down(x: float | Fraction) -> float:
     """A parameter as a float rounded down (less noise: a larger bound)."""
     if isinstance(x, Fraction):
@@ -266,9 +278,7 @@ PUBLISHED: dict[str, PublishedBound] = {
             "MAB paper, at integer orders",
             "rdp-integer",
             _noise_is(Skellam, _skellam_symmetric),
-            lambda m, a: bounds.skellam_rdp_akl(
-                int(a or 2), _down(Fraction(_noise(m).mu1) * 2), int(_sens(m))
-            ),
+            lambda m, a: bounds.skellam_rdp_akl(int(a or 2), _down(Fraction(_noise(m).mu1) * 2), **_query(m)),
         ),
         PublishedBound(
             "ddg-kls",
@@ -277,7 +287,7 @@ PUBLISHED: dict[str, PublishedBound] = {
             "zcdp",
             _noise_is(SumOfDiscreteGaussians),
             lambda m, _: bounds.sum_discrete_gaussians_rho_kls(
-                _down(_noise(m).sigma), _noise(m).count, int(_sens(m))
+                _down(_noise(m).sigma), _noise(m).count, **_query(m)
             ),
         ),
         PublishedBound(
@@ -622,7 +632,9 @@ class Accountant:
         little tightness, which the PLD route does not lose.
         """
         closed = all(
-            isinstance(m, PureDP | ApproxDP) or isinstance(_noise_of(m), Gaussian | Laplace) for _, m in pairs
+            isinstance(m, PureDP | ApproxDP | DistributedVectorSum)
+            or isinstance(_noise_of(m), Gaussian | Laplace)
+            for _, m in pairs
         ) and not any(isinstance(m, SampledView) for _, m in pairs)
         if closed:
             return {"alpha_max": 1e6}
@@ -1008,6 +1020,15 @@ def mechanism_to_dict(mechanism: Release) -> dict[str, Any]:
             "users": mechanism.users,
             "sensitivity": mechanism.sensitivity,
         }
+    if isinstance(mechanism, DistributedVectorSum):
+        return {
+            "type": "DistributedVectorSum",
+            "share": noise_to_dict(mechanism.share),
+            "users": mechanism.users,
+            "dimension": mechanism.dimension,
+            "l2": mechanism.l2,
+            "l1": mechanism.l1,
+        }
     if isinstance(mechanism, PureDP):
         return {
             "type": "PureDP",
@@ -1029,6 +1050,7 @@ def mechanism_to_dict(mechanism: Release) -> dict[str, Any]:
 _FIELDS = {
     "AdditiveNoise": {"type", "noise", "sensitivity"},
     "DistributedSum": {"type", "share", "users", "sensitivity"},
+    "DistributedVectorSum": {"type", "share", "users", "dimension", "l2", "l1"},
     "PureDP": {"type", "epsilon", "source", "neighbouring"},
     "ApproxDP": {"type", "epsilon", "delta", "source", "neighbouring"},
     "PoissonSampled": {"type", "rate", "mechanism"},
@@ -1043,7 +1065,7 @@ def mechanism_from_dict(data: object) -> Release:
     kind = data.get("type")
     if kind not in _FIELDS:
         raise ParameterError("type", kind, "one of " + ", ".join(repr(k) for k in _FIELDS))
-    required = _FIELDS[kind] - {"neighbouring"}
+    required = _FIELDS[kind] - {"neighbouring", "l1"}  # l1 of a vector sum is optional
     if not required <= set(data) or not set(data) <= _FIELDS[kind]:
         raise ParameterError("mechanism", data, f"the fields of {kind} ({', '.join(sorted(_FIELDS[kind]))})")
     relation = data.get("neighbouring", Neighbouring.REPLACE_ONE.value)
@@ -1051,6 +1073,9 @@ def mechanism_from_dict(data: object) -> Release:
         return AdditiveNoise(noise_from_dict(data["noise"]), data["sensitivity"])
     if kind == "DistributedSum":
         return DistributedSum(noise_from_dict(data["share"]), data["users"], data["sensitivity"])
+    if kind == "DistributedVectorSum":
+        share = noise_from_dict(data["share"])
+        return DistributedVectorSum(share, data["users"], data["dimension"], data["l2"], data.get("l1"))
     if kind == "PureDP":
         return PureDP(data["epsilon"], data["source"], relation)
     if kind in ("PoissonSampled", "SampledWithoutReplacement"):

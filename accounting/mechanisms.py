@@ -24,6 +24,7 @@ noise to inspect: its ``ε`` is the cited theorem's, for the theorem's neighbour
 
 from __future__ import annotations
 
+import functools
 import heapq
 import itertools
 import math
@@ -31,13 +32,14 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
+from typing import Any
 
 import mpmath
 from mpmath import iv, mp
 
 from accounting import _validate as v
 from accounting import bounds, conversion
-from accounting._certified import Enclosure, Mpf, float_up, lower, precision, to_interval, upper
+from accounting._certified import Enclosure, Mpf, float_down, float_up, lower, precision, to_interval, upper
 from accounting.divergence import (
     discrete_gaussian_delta,
     discrete_gaussian_epsilon,
@@ -64,7 +66,15 @@ from accounting.noise import (
     SumOfDiscreteGaussians,
 )
 
-__all__ = ["AddRemoveSum", "AdditiveNoise", "ApproxDP", "DistributedSum", "Mechanism", "PureDP"]
+__all__ = [
+    "AddRemoveSum",
+    "AdditiveNoise",
+    "ApproxDP",
+    "DistributedSum",
+    "DistributedVectorSum",
+    "Mechanism",
+    "PureDP",
+]
 
 
 def _max(enclosures: list[Enclosure]) -> Enclosure:
@@ -476,8 +486,7 @@ class PureDP(Mechanism):
 
     def __repr__(self) -> str:
         return (
-            f"PureDP(epsilon={self.eps!r}, source={self.source!r}, "
-            f"neighbouring={self.neighbouring.value!r})"
+            f"PureDP(epsilon={self.eps!r}, source={self.source!r}, neighbouring={self.neighbouring.value!r})"
         )
 
     def under(self, neighbouring: Neighbouring | str) -> Mechanism:
@@ -774,3 +783,177 @@ class AddRemoveSum(Mechanism):
         v.dps("dps", dps)
         v.positive("rtol", rtol)
         return Enclosure(mp.inf, mp.inf)
+
+
+@dataclass(frozen=True)
+class DistributedVectorSum(Mechanism):
+    """``n`` users each add an independent noise share to every coordinate of an integer vector
+    query in ``Z^d``; the server sees only the sum, and the query's change is bounded in ℓ2.
+
+    A user's change ``v ∈ Z^d`` of the query has ``‖v‖₂ <= l2`` (and ``‖v‖₁ <= l1`` when given):
+    for example a bias vector ``x·y`` with ``‖x‖ <= 1`` or the upper triangle of ``x xᵀ``, scaled
+    and rounded to the integers. Composing the ``d`` coordinates as scalar sums (each at the
+    per-coordinate bound) assumes every coordinate moves by its full bound at once, about ``√d``
+    too much noise under an ℓ2 bound; here the guarantee is the closed form for the vector:
+
+    * ``Skellam`` shares (a Skellam of variance ``σ²`` on each coordinate): RDP at integer orders
+      ``α >= 2``, Agarwal–Kairouz–Liu 2021 Thm 3.5 (:func:`accounting.bounds.skellam_rdp_akl`);
+      an asymmetric or offset Skellam is a symmetric one of variance ``2 min(μ1, μ2)`` plus
+      independent noise (post-processing), and is accounted as that;
+    * ``DiscreteGaussian`` (or ``SumOfDiscreteGaussians``) shares with ``σ >= 1/2``: zCDP,
+      Kairouz–Liu–Steinke 2021 (:func:`accounting.bounds.sum_discrete_gaussians_rho_kls`).
+
+    Parameters are read toward less noise (a variance or σ rounded down to a float), so every
+    answer is an upper bound. A real order ``α`` of a Skellam sum is answered at ``⌈α⌉`` (at 2
+    below 2): ``D_α`` is nondecreasing in ``α``.
+
+    **Relation.** The sensitivities are those of replace-one: one person's data replaced, every
+    noise share present. Under add-remove a removed user would take a share along (the laws of
+    the two sums differ in variance, which no closed form here covers): refused with
+    :class:`~accounting.errors.UnsupportedEventError`. A release where users' data come and go
+    but the ``n`` shares stay (silos adding noise for their users) is a shift of the sum: state
+    that shift's bounds and account it under replace-one.
+
+    **(ε, δ).** No certified dominating pair is known for a shift bounded in ℓ2 only, so
+    :meth:`epsilon` and :meth:`delta` are refused and the PLD route of the
+    :class:`~accounting.accountant.Accountant` refuses the event; the RDP route (which ``"auto"``
+    reaches) converts the curve. For a scalar (``dimension = 1``),
+    :class:`DistributedSum` is exact and tighter.
+
+    Parameters
+    ----------
+    share : LatticeNoise
+        Each user's noise share per coordinate.
+    users : int
+        ``n >= 1``, the shares summed.
+    dimension : int
+        ``d >= 1``, the coordinates of the query.
+    l2 : float
+        The ℓ2 sensitivity ``Δ2 >= 1`` (a float rounded up from any real given; in one
+        dimension the integer ``⌊Δ2⌋`` is used).
+    l1 : float, optional
+        An ℓ1 sensitivity ``Δ1 >= 1``; by default ``min(√d Δ2, Δ2²)``, which every integer
+        vector of norm ``<= Δ2`` meets (see :func:`accounting.bounds.skellam_rdp_akl`).
+    """
+
+    share: NoiseDistribution
+    users: int
+    dimension: int
+    l2: float
+    l1: float | None = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.share, LatticeNoise):
+            raise ParameterTypeError(
+                "share", self.share, "lattice noise (a Skellam or DiscreteGaussian share)"
+            )
+        object.__setattr__(self, "users", v.integer("users", self.users, minimum=1))
+        object.__setattr__(self, "dimension", v.integer("dimension", self.dimension, minimum=1))
+        why = "a nonzero integer vector has norm >= 1"
+        v.interval("l2", self.l2, 1, math.inf, low_open=False, why=why)
+        object.__setattr__(self, "l2", _float_at_least(self.l2))
+        if self.l1 is not None:
+            v.interval("l1", self.l1, 1, math.inf, low_open=False, why=why)
+            object.__setattr__(self, "l1", _float_at_least(self.l1))
+        noise = self.total_noise
+        if isinstance(noise, SumOfDiscreteGaussians) and _sigma_down(noise) < 0.5:
+            raise ParameterError(
+                "share", self.share, "a discrete Gaussian share with σ >= 1/2 (Kairouz–Liu–Steinke 2021)"
+            )
+        if not isinstance(noise, Skellam | SumOfDiscreteGaussians):
+            raise UnsupportedError(
+                f"no closed-form bound for a vector sum of {self.share!r} shares: Skellam and "
+                "discrete Gaussian shares have one (use DistributedSum per coordinate)"
+            )
+
+    @property
+    def total_noise(self) -> LatticeNoise:
+        """The law of the sum of all users' shares on each coordinate (:class:`DistributedSum`'s)."""
+        return DistributedSum(self.share, self.users).total_noise
+
+    @property
+    def bound_arguments(self) -> dict[str, Any]:
+        """The sensitivity arguments of the closed forms of :mod:`accounting.bounds`
+        (``sensitivity``, ``dimension``, ``l1``)."""
+        l2: float | int = math.floor(self.l2) if self.dimension == 1 else self.l2
+        return {"sensitivity": l2, "dimension": self.dimension, "l1": self.l1}
+
+    def _skellam_rdp(self, order: int) -> float:
+        noise = self.total_noise
+        assert isinstance(noise, Skellam)
+        variance = _float_at_most(2 * min(Fraction(noise.mu1), Fraction(noise.mu2)))
+        return bounds.skellam_rdp_akl(order, variance, **self.bound_arguments)
+
+    @functools.cached_property
+    def _kls_rho(self) -> float:
+        """KLS's ρ, computed once (the RDP route asks at many orders; ξ costs tens of ms)."""
+        noise = self.total_noise
+        assert isinstance(noise, SumOfDiscreteGaussians)
+        return bounds.sum_discrete_gaussians_rho_kls(_sigma_down(noise), noise.count, **self.bound_arguments)
+
+    def under(self, neighbouring: Neighbouring | str) -> Mechanism:
+        """Itself under replace-one; refused under add-remove (see the class docstring)."""
+        if Neighbouring.parse(neighbouring) is Neighbouring.REPLACE_ONE:
+            return self
+        raise UnsupportedEventError(
+            f"{self!r} under add-remove: a removed user takes a noise share along, and no closed form "
+            "here covers sums of different variances; state the sensitivities of one person's change "
+            "with every share present and account under replace-one"
+        )
+
+    def epsilon(self, delta: float, dps: int = DEFAULT_DPS) -> Enclosure:
+        v.open_unit("delta", delta)
+        v.dps("dps", dps)
+        raise UnsupportedError(self._no_pair())
+
+    def delta(self, epsilon: float, dps: int = DEFAULT_DPS) -> Enclosure:
+        v.nonnegative("epsilon", epsilon)
+        v.dps("dps", dps)
+        raise UnsupportedError(self._no_pair())
+
+    def _no_pair(self) -> str:
+        return (
+            "a vector sum bounded in ℓ2 has no certified dominating pair here, only an RDP curve: "
+            "compose it in an Accountant and ask it (route 'rdp', which 'auto' reaches)"
+        )
+
+    def rdp(self, alpha: float, dps: int = DEFAULT_DPS) -> Enclosure:
+        """AKL's bound at ``max(2, ⌈α⌉)`` (Skellam) or ``α ρ`` of KLS (discrete Gaussians); ``∞`` at ∞."""
+        a = v.order("alpha", alpha)
+        v.dps("dps", dps)
+        if math.isinf(a):
+            return Enclosure(mp.inf, mp.inf)
+        if isinstance(self.total_noise, Skellam):
+            return Enclosure(mp.zero, mp.mpf(self._skellam_rdp(max(2, math.ceil(a)))))
+        with mp.workdps(30):
+            return Enclosure(mp.zero, mp.mpf(float_up(mp.mpf(a) * mp.mpf(self._kls_rho))))
+
+    def pure_epsilon(self, dps: int = DEFAULT_DPS) -> Enclosure:
+        """``∞``: the privacy loss of a shifted Skellam or sum of discrete Gaussians is unbounded."""
+        v.dps("dps", dps)
+        return Enclosure(mp.inf, mp.inf)
+
+    def zcdp_rho(self, dps: int = DEFAULT_DPS, rtol: float = 1e-2) -> Enclosure:
+        """KLS's ρ; for Skellam ``sup_α D_α/α <= AKL(2)``.
+
+        For ``α ∈ (k-1, k]``, ``D_α/α <= AKL(k)/(k-1)``, which decreases in ``k`` (see
+        :meth:`accounting.noise.Skellam.rho_tail`; the argument holds with ``‖v‖₂²`` and ``‖v‖₁``
+        in place of ``Δ²`` and ``Δ``), so its value at ``k = 2`` bounds every order. ``rtol`` is unused.
+        """
+        v.dps("dps", dps)
+        v.positive("rtol", rtol)
+        if isinstance(self.total_noise, Skellam):
+            return Enclosure(mp.zero, mp.mpf(self._skellam_rdp(2)))
+        return Enclosure(mp.zero, mp.mpf(self._kls_rho))
+
+
+def _sigma_down(noise: SumOfDiscreteGaussians) -> float:
+    """σ of a sum of discrete Gaussians as a float rounded down (less noise: a larger bound)."""
+    with precision(DEFAULT_DPS):
+        return float_down(lower(to_interval(noise.sigma)))
+
+
+def _float_at_most(value: Fraction) -> float:
+    """The largest float ``<= value``, compared exactly."""
+    f = float(value)
+    return math.nextafter(f, -math.inf) if Fraction(f) > value else f
