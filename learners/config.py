@@ -8,7 +8,7 @@ takes, and checks them.
 The config format. Top-level keys (``*``: required)::
 
     name*          the experiment (letters, digits, '.', '_', '-'): the default results folder
-    family         "mab" (default) or "linear"; optional: the algorithms' names say it too (every
+    family         "mab" (default), "linear" or "phased"; optional: the algorithms' names say it too (every
                    algorithm of a config belongs to one family). Part of the fingerprint unless "mab"
     description    one line
     seed*          integer >= 0
@@ -40,7 +40,9 @@ The config format. Top-level keys (``*``: required)::
                    linear-mslr, and path (an MSLR-WEB10K-format file; without it the offline
                    stand-in :func:`~learners.datasets.default_linear_instance`), features ("title",
                    d = 57, default, or "body", d = 78), agents (M, 10), reward ("model", default,
-                   or "label"), seed (0; the Lasso's and the query stream's): shared as well
+                   or "label"), seed (0; the Lasso's and the query stream's): shared as well;
+                   phased: phased-synthetic, and arms (k, 1000), dim (d, 20), client_sd (0.1),
+                   noise_sd (1), population (10^6), theta_norm (1), instance_seed (0): shared
     [[algorithms]] name* (a key of :data:`learners.mab.ALGORITHMS` or
                    :data:`learners.linear.ALGORITHMS`), label, params (keywords of the family's
                    ``make_learner``)
@@ -388,14 +390,15 @@ def _real(
     low: float = 0.0,
     high: float = math.inf,
     low_open: bool = True,
+    high_open: bool = True,
     why: str = "",
 ) -> float:
-    """A finite real of the config in ``(low, high)`` (``[low, high)`` with ``low_open=False``), by
-    accounting's validator."""
+    """A finite real of the config in ``(low, high)`` (``[low, ...`` with ``low_open=False``,
+    ``..., high]`` with ``high_open=False``), by accounting's validator."""
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise ConfigError(where, value, f"a number, not a {_type_name(value)}")
     try:
-        x = v.interval(where, value, low, high, low_open=low_open, high_open=True, why=why)
+        x = v.interval(where, value, low, high, low_open=low_open, high_open=high_open, why=why)
     except (ParameterError, ParameterTypeError) as err:
         raise ConfigError(where, err.value, err.valid.replace("real number", "number")) from None
     return x

@@ -28,7 +28,11 @@ The families (:data:`FAMILIES`):
             ``linear-synthetic`` (spec §8.2, one instance shared by every repetition, as the
             paper's seed 2) and ``linear-mslr`` (§8.3, queries of an MSLR-WEB10K-format file, or
             the offline stand-in, shared by every repetition); regret is the *group*
-            pseudo-regret, summed over the ``M`` silos.
+            pseudo-regret, summed over the ``M`` silos;
+``phased``  phased elimination with partial distributed feedback (Li, Zhou & Ji, DP-DPE and
+            DP-PE, :mod:`learners.phased`); instance kind ``phased-synthetic`` (spec §7.1-7.2,
+            one action set and ``θ*`` shared by every repetition, the clients drawn per phase);
+            regret is the pseudo-regret.
 
 A config's family is the one its algorithms belong to (they must all belong to one), or its
 top-level ``family`` key.
@@ -49,10 +53,11 @@ from numpy.typing import NDArray
 
 from accounting.accountant import Accountant
 from accounting.noise import Skellam
-from learners import linear, mab
+from learners import linear, mab, phased
 from learners.environments import BernoulliArms, BetaArms, MABInstance, gaussian_easy, gaussian_hard
 from learners.errors import ConfigError, ParameterError, ParameterTypeError
 from learners.linear_instances import QueryInstance, SyntheticInstance, draw_synthetic
+from learners.phased_instances import PhasedInstance, draw_instance
 
 if TYPE_CHECKING:
     from learners.config import Panel
@@ -943,11 +948,251 @@ class LinearFamily(Family):
 
 
 # ---------------------------------------------------------------------------------------
+# The phased elimination family (learners.phased)
+# ---------------------------------------------------------------------------------------
+
+#: The synthetic instance's defaults: spec §7.1-7.2 (k = 1000 arms, d = 20, σ = 0.1, |𝒰| = 10^6).
+_PHASED_DEFAULTS: dict[str, Any] = {
+    "arms": 1000,
+    "dim": 20,
+    "client_sd": 0.1,
+    "noise_sd": 1.0,
+    "population": 10**6,
+    "theta_norm": 1.0,
+    "instance_seed": 0,
+}
+
+
+@dataclass(frozen=True)
+class PhasedInstanceSpec:
+    """The instance of a panel of the phased family: ``phased-synthetic`` (spec §7.2).
+
+    One action set and ``θ*`` serve every repetition, drawn by
+    :func:`learners.phased_instances.draw_instance` from ``numpy.random.default_rng(instance_seed)``;
+    the repetitions differ in their clients (the population model) and reward noise.
+
+    Attributes
+    ----------
+    kind : str
+        ``"phased-synthetic"``.
+    arms, dim : int
+        ``k`` actions on the unit sphere of ``R^d``.
+    client_sd, noise_sd : float
+        ``σ`` of the users' ``ξ_u`` and of the reward noise.
+    population : int
+        ``|𝒰|``: the users the clients are drawn from, each at most once.
+    theta_norm : float
+        ``‖θ*‖``.
+    instance_seed : int
+    """
+
+    kind: str
+    arms: int
+    dim: int
+    client_sd: float
+    noise_sd: float
+    population: int
+    theta_norm: float
+    instance_seed: int
+
+    @property
+    def shared(self) -> bool:
+        return True
+
+    def draw(self, rng: np.random.Generator) -> PhasedInstance:  # pragma: no cover - always shared
+        return self.build_shared()
+
+    def build_shared(self) -> PhasedInstance:
+        return _phased_instance(self)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": self.kind, **{k: getattr(self, k) for k in _PHASED_DEFAULTS}}
+
+    def describe(self) -> str:
+        return f"synthetic, k={self.arms}, d={self.dim}, σ={self.client_sd:g}, |U|={self.population:.0e}"
+
+
+@lru_cache(maxsize=4)
+def _phased_instance(spec: PhasedInstanceSpec) -> PhasedInstance:
+    """The instance of a spec, drawn once per process."""
+    return draw_instance(
+        np.random.default_rng(spec.instance_seed),
+        arms=spec.arms,
+        dim=spec.dim,
+        client_sd=spec.client_sd,
+        noise_sd=spec.noise_sd,
+        population=spec.population,
+        theta_norm=spec.theta_norm,
+    )
+
+
+def _phased(panel: Panel) -> PhasedInstanceSpec:
+    assert isinstance(panel.instance, PhasedInstanceSpec), panel.instance
+    return panel.instance
+
+
+class PhasedFamily(Family):
+    """DP-DPE, DP-PE and their non-private baselines (:mod:`learners.phased`)."""
+
+    name = "phased"
+    algorithms: ClassVar[Mapping[str, bool]] = {n: a.private for n, a in phased.ALGORITHMS.items()}
+    instance_keys: ClassVar[Mapping[str, tuple[str, ...]]] = {
+        "phased-synthetic": ("kind", *_PHASED_DEFAULTS),
+    }
+    params = tuple(f for f in phased.Learner.__dataclass_fields__ if f not in ("name", "epsilon"))
+    unit_arrays = ("phases", "clients", "reals", "bits", "final_arms")
+    regret_label = ("pseudo-regret", "Reg(t)")
+    takes_privacy_route = False
+    table_note = (
+        "Claimed: the learner's target (ε, δ) (holds: whether the run certifies it). Exact: the certified "
+        "guarantee of the run's saved ledgers (ledgers/, one per phase: every client reports once, in "
+        "one phase, so the run's ε is the worst phase's), by the accountant route named (∞ where nothing "
+        "is certified; see the notes). Every ε is a certified upper bound, rounded up. Mode: "
+        "'faithful' (the paper's constants) or 'practical' (§7.4's data-dependent widths), named in each "
+        "label. Regret: the final time-average pseudo-regret Reg(T)/T, mean ± 95% CI half-width."
+    )
+
+    def instance(self, where: str, table: Mapping[str, Any], base: Path) -> PhasedInstanceSpec:
+        from learners.config import _integer, _real
+
+        values = {**_PHASED_DEFAULTS, **{k: v for k, v in table.items() if k != "kind"}}
+        arms = _integer(f"{where}.arms", values["arms"], 2, MAX_ARMS, _WHY_ARMS)
+        dim = _integer(f"{where}.dim", values["dim"], 1, 10**4, "the design solves d x d systems per action")
+        client_sd = _real(f"{where}.client_sd", values["client_sd"], low_open=False)
+        noise_sd = _real(f"{where}.noise_sd", values["noise_sd"], high=1.0, high_open=False)
+        population = _integer(f"{where}.population", values["population"], 1, 10**15)
+        theta_norm = _real(f"{where}.theta_norm", values["theta_norm"], high=1.0, high_open=False)
+        seed = _integer(
+            f"{where}.instance_seed", values["instance_seed"], 0, 2**128 - 1, "numpy seeds are non-negative"
+        )
+        spec = PhasedInstanceSpec(
+            table["kind"], arms, dim, float(client_sd), float(noise_sd), population, float(theta_norm), seed
+        )
+        try:
+            spec.build_shared()
+        except (ParameterError, ParameterTypeError) as err:
+            name = err.name if err.name in _PHASED_DEFAULTS else "arms"
+            raise ConfigError(_error_field(where, name), values.get(name), err.valid) from None
+        return spec
+
+    def params_of(self, name: str, params: dict[str, Any], delta: float) -> dict[str, Any]:
+        """A private algorithm's ``delta`` defaults to the config's top-level ``delta``."""
+        if self.algorithms.get(name) and "delta" not in params:
+            return {**params, "delta": delta}
+        return params
+
+    def learner(self, name: str, epsilon: float | None, params: Mapping[str, Any]) -> phased.Learner:
+        return phased.make_learner(name, epsilon, **params)
+
+    def default_label(self, learner: Any) -> str:
+        """The algorithm's name in the paper and its mode, e.g. ``CDP-DPE (practical)``."""
+        return f"{learner.algorithm.label} ({learner.mode})"
+
+    def check(self, learner: Any, panel: Panel, algorithm: int, epsilon_where: str) -> None:
+        """The population must hold every client the schedule samples up to ``T`` (each reports
+        once, §8 P6), or the config is refused naming ``population``."""
+        spec = _phased(panel)
+        needed = phased.clients_needed(learner, panel.horizon)
+        if needed > spec.population:
+            raise ConfigError(
+                f"{panel.instance_where}.population",
+                spec.population,
+                f"at least the {needed} clients algorithms[{algorithm}] samples up to T = {panel.horizon} "
+                "(each client reports once)",
+            )
+
+    def run(
+        self,
+        learner: Any,
+        instances: Any,
+        horizon: int,
+        *,
+        tapes: Sequence[np.random.Generator],
+        rng: np.random.Generator,
+        checkpoints: int,
+        delta: float,
+    ) -> UnitRun:
+        result = phased.run(learner, instances, horizon, tapes=tapes, rng=rng, checkpoints=checkpoints)
+        noise = result.noise
+        return self.unit_run(
+            learner,
+            result,
+            noise={
+                "kind": noise.kind,
+                "calibration": noise.calibration,
+                "multiplier": noise.multiplier,
+                "exact_multiplier": noise.exact_multiplier,
+                "classic_multiplier": noise.classic_multiplier,
+            },
+            mode=result.mode,
+            unit=result.unit,
+        )
+
+    def result(
+        self,
+        learner: Any,
+        panel: Panel,
+        arrays: Mapping[str, NDArray[Any]],
+        metas: Sequence[Mapping[str, Any]],
+        ledgers: Mapping[int, Accountant],
+        releases: Mapping[int, int],
+        *,
+        delta: float,
+        route: str,
+        files: Sequence[str],
+    ) -> dict[str, Any]:
+        d = learner.delta if learner.delta is not None else delta
+        answered = phased.privacy_of(learner, ledgers, d)
+        privacy = asdict(answered)
+        privacy["phases"] = [list(p) for p in answered.phases]
+        if not learner.private:
+            privacy["claimed"] = privacy["exact"] = None
+        else:
+            privacy["claimed"] = {
+                "epsilon": learner.epsilon,
+                "delta": learner.delta,
+                "statement": f"({learner.epsilon:g}, {learner.delta:g})-DP in the {learner.model} model "
+                f"({answered.argument})",
+                "holds": answered.meets_claim,
+            }
+            # the route of the worst phase's ledger, as the accountant answers it (the Gaussian
+            # releases: exact; the shuffle protocols' cited (ε, δ): the citation)
+            route = "none"
+            if answered.certified and answered.phases:
+                worst, _ = max(answered.phases, key=lambda item: item[1])
+                route = ledgers[worst].epsilon(d).route
+            privacy["exact"] = {
+                "epsilon": answered.epsilon if answered.certified else math.inf,
+                "delta": d,
+                "route": route,
+                "basis": answered.basis,
+                "ledgers": list(files),
+                "certified": answered.certified,
+                "message": answered.message,
+            }
+        unit = metas[0]["unit"]
+        return {
+            "privacy": privacy,
+            "communication": {
+                "unit": unit,
+                "phases_mean": float(arrays["phases"].mean()),
+                "clients_mean": float(arrays["clients"].mean()),
+                "reals_mean": float(arrays["reals"].mean()),
+                "bits_mean": float(arrays["bits"].mean()),
+            },
+            "final_arms_mean": float(arrays["final_arms"].mean()),
+            "mode": metas[0]["mode"],
+            "noise": metas[0]["noise"],
+            "learner": metas[0]["learner"],
+        }
+
+
+# ---------------------------------------------------------------------------------------
 # The registry
 # ---------------------------------------------------------------------------------------
 
 #: The families, by name; the default (``family`` absent, and no algorithm says otherwise) is "mab".
-FAMILIES: dict[str, Family] = {f.name: f for f in (MABFamily(), LinearFamily())}
+FAMILIES: dict[str, Family] = {f.name: f for f in (MABFamily(), LinearFamily(), PhasedFamily())}
 DEFAULT_FAMILY = "mab"
 
 #: Every instance kind, of every family.
@@ -979,6 +1224,8 @@ __all__ = [
     "LinearSpec",
     "MABFamily",
     "MSLRLinearSpec",
+    "PhasedFamily",
+    "PhasedInstanceSpec",
     "UnitRun",
     "family",
     "family_of_algorithm",
