@@ -12,28 +12,32 @@ library's default, the exact (certified) calibration.
 Targets on the 2-core reference machine (issue 16): the whole figure in <= 3 minutes, peak
 memory <= 4 GB.
 
-Measured when written (one pytest process, ``learners.linear.run`` directly, the machine shared
-with other engineers' jobs; load = 1-minute load average of the 2 cores, this run's ~1.1 included):
+Measured (one pytest process, ``learners.linear.run`` directly, the machine shared with other
+engineers' jobs; load = 1-minute load average of the 2 cores):
 
-* full scale: **387 s** (6 min 27 s) at load 1.1-1.7, and 543 s at load 2.0-3.7 (about 590 s CPU
-  either way, the drawing thread included); peak resident memory **292-328 MiB**. Memory target
-  met; time target **missed by 2.2x** (3x under the heavier load);
-* small variant (M = 10, T = 2000, 5 repetitions): 3.3 s at load 0.8, 5.4 s at load 2.2.
+* full scale: **188 s** at load 2-4 (two other engineers' test jobs on the 2 cores), peak resident
+  memory **332 MiB**. Before the packed-features rewrite (issue 16, second session): 387 s at
+  load 1.1-1.7. Per round and curve (R = 25, M = K = 100, d = 10), at load about 1-1.5: 3.2-4.0
+  ms of wall time, of which the main thread's CPU is 2.5-3.3 ms and the drawing thread's
+  (arms and their quadratic features) 3.1-3.5 ms, so the run keeps both cores busy and a quiet
+  machine needs about 4 × 10^4 × 3.5-3.9 ms = 140-156 s for the figure;
+* small variant (M = 10, T = 2000, 5 repetitions): 3.1 s.
 
-Where the time goes (cProfile of one curve at R = 25, T = 2000 on a quiet machine, 22.7 s, and
-operator timings at the full shapes, one core): ``run``'s own numpy operators 56% (``X @ P`` of
-(25, 100, 100, 10) by (25, 100, 10, 10) about 2.2 ms a round, ``X @ θ`` 0.6 ms, the radius and
-``argmax`` 0.8 ms, the Sherman-Morrison update 0.9 ms, ``W += x xᵀ`` 0.5 ms), the quadratic-form
-``einsum`` 27% (1.6-3 ms a round), the exact σ0 calibration (mpmath) 9% (about 2 s per setting,
-memoized), ``tree_step`` 4%; besides, the drawing thread spends about 5.4 ms of CPU a round (the
-arms 1.75 ms, the 25 reward-noise tapes over all K arms 3.7 ms) on the second core. The figure is
-4 × 10^4 rounds of R × M = 2500 silos.
+Where the time goes now (line profile of one Algorithm 1 curve): the two score products per silo
+for all repetitions (``⟨x, θ⟩`` and ``c(P)·triu(x xᵀ)``, BLAS) about 1.1 ms a round, the
+in-place UCB and ``argmax`` 0.5 ms, the synchronisations (the tree's noise and registers, eigh,
+solve) 0.5 ms a round on average, the Sherman-Morrison update 0.3 ms; in the drawing thread the
+arms' normals about 0.8-1.6 ms and their quadratic features 0.8 ms a round. The previous version's
+operators: ``X @ P`` of (25, 100, 100, 10) by (25, 100, 10, 10) about 2.2 ms a round and the
+quadratic-form ``einsum`` 1.6-3 ms; the reward noise of all K arms 3.7 ms in the drawing thread,
+now 2 normals per silo and round (the same law, :mod:`learners.linear_instances`).
 
 The authors' code (as republished in the public repository ``Alphasxd/DPLCB``: ``LDPFedLinUCB``,
-``FedLinUCB``, a Python loop over silos) took 7-10 s per repetition at M = 100, T = 2000, K = 100,
-d = 10 (LDP at ε = 1, δ = 0.1), against 13-14 s for 5 repetitions here (3.4x at 5 repetitions,
-1.3-1.7x at one); its Figure 2(a) would need about 1 hour, and 8 GB for the instance it
-materializes at T = 10^4.
+``FedLinUCB``, a Python loop over silos) at M = 100, T = 2000, K = 100, d = 10 (LDP at ε = 1,
+δ = 0.1), measured back to back with ours at load 3.7-4: 12.0 s to build the instance and 10.5 s
+per repetition (1.6 GB for the instance it materializes; 8 GB at T = 10^4); here 9.9 s for 2
+repetitions, 11.2 s for 5 and 19.9 s for 25 (the drawing thread's cost does not grow with R):
+3.3x at 2 repetitions, 5.8x at 5, 14x at 25, whose Figure 2(a) would need about 1 hour.
 """
 
 from __future__ import annotations
