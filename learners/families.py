@@ -125,8 +125,15 @@ class Family(ABC):
         hashable spec with ``kind``, ``shared``, ``draw(rng)``, ``build_shared()``, ``to_dict()`` and
         ``describe()``. Relative paths are taken from ``base``."""
 
+    #: Whether a private learner takes its own ``delta`` (its claim), which then defaults to the
+    #: config's top-level ``delta`` (:meth:`params_of`).
+    learner_delta: ClassVar[bool] = False
+
     def params_of(self, name: str, params: dict[str, Any], delta: float) -> dict[str, Any]:
-        """The params of ``[[algorithms]]`` as resolved (defaults the config supplies filled in)."""
+        """The params of ``[[algorithms]]`` as resolved (defaults the config supplies filled in):
+        with :attr:`learner_delta`, a private algorithm's ``delta`` defaults to the config's."""
+        if self.learner_delta and self.algorithms.get(name) and "delta" not in params:
+            return {**params, "delta": delta}
         return params
 
     @abstractmethod
@@ -722,6 +729,7 @@ class LinearFamily(Family):
     unit_arrays = ("syncs", "reals", "bits", "clipped")
     regret_label = ("group pseudo-regret", "R_M(t)")
     takes_privacy_route = False
+    learner_delta = True
     table_note = (
         "Claimed: the learner's target (ε, δ) (holds: whether the run certifies it). Exact: the certified "
         "guarantee of the run's saved ledgers (ledgers/, one per number of tree nodes a batch entered), "
@@ -793,12 +801,6 @@ class LinearFamily(Family):
             name = err.name if err.name in _LINEAR_DEFAULTS else "agents"
             raise ConfigError(_error_field(where, name), values.get(name), err.valid) from None
         return spec
-
-    def params_of(self, name: str, params: dict[str, Any], delta: float) -> dict[str, Any]:
-        """A private algorithm's ``delta`` defaults to the config's top-level ``delta``."""
-        if self.algorithms.get(name) and "delta" not in params:
-            return {**params, "delta": delta}
-        return params
 
     def learner(self, name: str, epsilon: float | None, params: Mapping[str, Any]) -> linear.Learner:
         return linear.make_learner(name, epsilon, **params)
@@ -1043,6 +1045,7 @@ class PhasedFamily(Family):
     unit_arrays = ("phases", "clients", "reals", "bits", "final_arms")
     regret_label = ("pseudo-regret", "Reg(t)")
     takes_privacy_route = False
+    learner_delta = True
     table_note = (
         "Claimed: the learner's target (ε, δ) (holds: whether the run certifies it). Exact: the certified "
         "guarantee of the run's saved ledgers (ledgers/, one per phase: every client reports once, in "
@@ -1074,12 +1077,6 @@ class PhasedFamily(Family):
             name = err.name if err.name in _PHASED_DEFAULTS else "arms"
             raise ConfigError(_error_field(where, name), values.get(name), err.valid) from None
         return spec
-
-    def params_of(self, name: str, params: dict[str, Any], delta: float) -> dict[str, Any]:
-        """A private algorithm's ``delta`` defaults to the config's top-level ``delta``."""
-        if self.algorithms.get(name) and "delta" not in params:
-            return {**params, "delta": delta}
-        return params
 
     def learner(self, name: str, epsilon: float | None, params: Mapping[str, Any]) -> phased.Learner:
         return phased.make_learner(name, epsilon, **params)
