@@ -16,6 +16,7 @@ from __future__ import annotations
 import math
 import numbers
 import sys
+from collections.abc import Sequence
 from fractions import Fraction
 
 import mpmath
@@ -95,6 +96,13 @@ def open_unit(name: str, value: object) -> float:
     if not 0 < v < 1:
         raise ParameterError(name, value, "a real number in the open interval (0, 1)")
     return v
+
+
+def choice(name: str, value: object, options: Sequence[str]) -> str:
+    """``value`` if it is one of the strings ``options``."""
+    if not isinstance(value, str) or value not in options:
+        raise ParameterError(name, value, "one of " + ", ".join(options))
+    return value
 
 
 def interval(

@@ -227,12 +227,6 @@ RADII = ("code", "theory")
 FLOAT_BITS = 64
 
 
-def _choice(name: str, value: object, options: Sequence[str]) -> str:
-    if not isinstance(value, str) or value not in options:
-        raise ParameterError(name, value, "one of " + ", ".join(options))
-    return value
-
-
 @dataclass(frozen=True)
 class Learner:
     """One algorithm with all its settings (a value; build it with :func:`make_learner`).
@@ -307,7 +301,7 @@ class Learner:
             object.__setattr__(self, "batch", v.integer("batch", batch, minimum=1))
         elif self.batch is not None:
             raise ParameterError("batch", self.batch, f"None ('{self.name}' syncs adaptively)")
-        _choice("sigma_mode", self.sigma_mode, SIGMA_MODES)
+        v.choice("sigma_mode", self.sigma_mode, SIGMA_MODES)
         if algorithm.model == "shuffle" and self.sigma_mode == "paper":
             why = (
                 "Theorem 5.5's split spends all of δ on the calls (§5.3.3)"
@@ -315,7 +309,7 @@ class Learner:
                 else "Theorem 5.3 states σ0 only up to constants"
             )
             raise ParameterError("sigma_mode", self.sigma_mode, f"'exact' or 'code' ({why})")
-        _choice("sensitivity", self.sensitivity, SENSITIVITIES)
+        v.choice("sensitivity", self.sensitivity, SENSITIVITIES)
         if algorithm.release == "vector-sum" and self.sensitivity != "replace-one":
             raise ParameterError(
                 "sensitivity",
@@ -329,7 +323,7 @@ class Learner:
             )
         if self.regularizer is not None:
             object.__setattr__(self, "regularizer", v.positive("regularizer", self.regularizer))
-        _choice("radius", self.radius, RADII)
+        v.choice("radius", self.radius, RADII)
         object.__setattr__(self, "crs", v.positive("crs", self.crs))
         object.__setattr__(self, "alpha", v.open_unit("alpha", self.alpha))
         if self.noise_scale is not None:

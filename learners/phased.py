@@ -223,12 +223,6 @@ MODES = ("faithful", "practical")
 CALIBRATIONS = ("exact", "classic")
 
 
-def _choice(name: str, value: object, options: Sequence[str]) -> str:
-    if not isinstance(value, str) or value not in options:
-        raise ParameterError(name, value, "one of " + ", ".join(options))
-    return value
-
-
 @dataclass(frozen=True)
 class Learner:
     """One algorithm with all its settings (a value; build it with :func:`make_learner`).
@@ -281,8 +275,8 @@ class Learner:
         algorithm = ALGORITHMS.get(self.name) if isinstance(self.name, str) else None
         if algorithm is None:
             raise ParameterError("algorithm", self.name, "one of " + ", ".join(ALGORITHMS))
-        _choice("mode", self.mode, MODES)
-        _choice("calibration", self.calibration, CALIBRATIONS)
+        v.choice("mode", self.mode, MODES)
+        v.choice("calibration", self.calibration, CALIBRATIONS)
         if algorithm.private:
             if self.epsilon is None or self.delta is None:
                 missing = "epsilon" if self.epsilon is None else "delta"
