@@ -804,8 +804,8 @@ class DistributedVectorSum(Mechanism):
       Kairouz–Liu–Steinke 2021 (:func:`accounting.bounds.sum_discrete_gaussians_rho_kls`).
 
     Parameters are read toward less noise (a variance or σ rounded down to a float), so every
-    answer is an upper bound. A real order ``α`` of a Skellam sum is answered at ``⌈α⌉`` (at 2
-    below 2): ``D_α`` is nondecreasing in ``α``.
+    answer is an upper bound. Between integer orders a Skellam sum's RDP is the chord of AKL's
+    values (see :meth:`rdp`).
 
     **Relation.** The sensitivities are those of replace-one: one person's data replaced, every
     noise share present. Under add-remove a removed user would take a share along (the laws of
@@ -918,13 +918,29 @@ class DistributedVectorSum(Mechanism):
         )
 
     def rdp(self, alpha: float, dps: int = DEFAULT_DPS) -> Enclosure:
-        """AKL's bound at ``max(2, ⌈α⌉)`` (Skellam) or ``α ρ`` of KLS (discrete Gaussians); ``∞`` at ∞."""
+        """``α ρ`` of KLS (discrete Gaussians); AKL's bound (Skellam) at integer orders, between them
+        its chord; ``∞`` at ``α = ∞``.
+
+        AKL's theorem holds at integer orders only. ``f(α) = (α - 1) D_α`` is convex (the log of
+        ``E_Q[(P/Q)^α]``) with ``f(1) = 0``, so on ``[k - 1, k]`` it lies below the chord through
+        ``(k - 2) AKL(k - 1)`` and ``(k - 1) AKL(k)`` (through 0 at ``α = 1``: ``D_α <= AKL(2)``
+        on ``(1, 2]``). Continuous in ``α``, unlike ``AKL(⌈α⌉)``, so the accountant's search over
+        real orders is not misled by steps.
+        """
         a = v.order("alpha", alpha)
         v.dps("dps", dps)
         if math.isinf(a):
             return Enclosure(mp.inf, mp.inf)
         if isinstance(self.total_noise, Skellam):
-            return Enclosure(mp.zero, mp.mpf(self._skellam_rdp(max(2, math.ceil(a)))))
+            k = max(2, math.ceil(a))
+            top = self._skellam_rdp(k)
+            if a == k or k == 2:
+                return Enclosure(mp.zero, mp.mpf(top))
+            below = self._skellam_rdp(k - 1)
+            with mp.workdps(30):
+                am = mp.mpf(a)
+                chord = (k - am) * (k - 2) * mp.mpf(below) + (am - k + 1) * (k - 1) * mp.mpf(top)
+                return Enclosure(mp.zero, mp.mpf(float_up(chord / (am - 1))))
         with mp.workdps(30):
             return Enclosure(mp.zero, mp.mpf(float_up(mp.mpf(a) * mp.mpf(self._kls_rho))))
 

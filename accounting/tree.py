@@ -26,11 +26,17 @@ silo encodes its p-sum on the integers and adds a lattice noise share (a discret
 Skellam share); the server sees the sum of the ``M`` shares at every node: a
 :class:`~accounting.mechanisms.DistributedSum`. The release of one coordinate is then ``κ``
 such sums, composed exactly by the accountant's lattice machinery (window sums, PLD). A stream of
-``d`` coordinates is composed coordinate by coordinate at its per-coordinate integer sensitivity
-``c`` (``|Δ_i| <= c``): the shares' sum is symmetric and log-concave, so the pair of a shift
-``|a| <= c`` is dominated by that of ``c`` and the composition is a certified upper bound —
-exact for scalar streams (``d = 1``), loose for vectors whose change is bounded in ℓ2 only
-(``d`` coordinates at ``c = ⌈L⌉`` each, where the Gaussian sees ``L²`` in all).
+``d`` coordinates with only a per-coordinate integer sensitivity ``c`` (``|Δ_i| <= c``) is
+composed coordinate by coordinate: the shares' sum is symmetric and log-concave, so the pair of a
+shift ``|a| <= c`` is dominated by that of ``c`` and the composition is a certified upper bound —
+exact for scalar streams (``d = 1``). For a vector whose change is bounded in ℓ2 (``‖Δ‖₂ <= L``,
+as the bias ``x·y`` and the covariance's upper triangle are) that is loose by about ``√d``: it
+assumes all ``d`` coordinates move by ``c`` at once. A :class:`Stream` given an ``l2`` bound (and
+optionally ``l1``) is accounted instead as ``κ``
+:class:`~accounting.mechanisms.DistributedVectorSum` releases at those sensitivities, whose
+guarantee is the d-dimensional closed form (Agarwal–Kairouz–Liu 2021 Thm 3.5 for Skellam shares,
+Kairouz–Liu–Steinke 2021 for discrete Gaussian ones) composed by the RDP route: no longer exact,
+but it sees ``L²`` where the per-coordinate route sees ``d c²``.
 
 **Closed forms beside the exact answer.** :func:`paper_sigma` is Theorem 5.1's
 ``σ0² = 8κ(log(2/δ) + ε)/ε²``; :func:`code_sigma` is the authors' code,
@@ -42,6 +48,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Literal
 
 from mpmath import mp
@@ -51,7 +58,7 @@ from accounting._certified import DEFAULT_DPS, Enclosure, float_up
 from accounting.accountant import Accountant, Composed, Event
 from accounting.calibration import Calibration, calibrate
 from accounting.errors import ParameterError
-from accounting.mechanisms import AdditiveNoise, DistributedSum
+from accounting.mechanisms import AdditiveNoise, DistributedSum, DistributedVectorSum, _float_at_least
 from accounting.neighbouring import Neighbouring
 from accounting.noise import Gaussian, LatticeNoise
 
@@ -274,14 +281,49 @@ def calibrate_sigma(
 @dataclass(frozen=True)
 class Stream:
     """One stream of a distributed tree: ``dimension`` integer coordinates, each of which one
-    user's change moves by at most ``sensitivity`` (an integer, after the encoding)."""
+    user's change moves by at most ``sensitivity`` (an integer, after the encoding), and
+    optionally bounds on the whole change ``Δ ∈ Z^d``: ``‖Δ‖₂ <= l2`` and ``‖Δ‖₁ <= l1``.
+
+    With ``l2`` the stream is accounted as a vector (:class:`IntegerTree`) whenever that says
+    more than the per-coordinate bound, i.e. ``⌊l2²⌋ < d·c²``; a scalar stream
+    (``dimension = 1``) stays exact, at the sensitivity ``min(c, ⌊l2⌋, ⌊l1⌋)``.
+    """
 
     dimension: int
     sensitivity: int
+    l2: float | None = None
+    l1: float | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "dimension", v.integer("dimension", self.dimension, minimum=1))
         object.__setattr__(self, "sensitivity", v.integer("sensitivity", self.sensitivity, minimum=1))
+        why = "a nonzero integer change has norm >= 1"
+        for name in ("l2", "l1"):
+            value = getattr(self, name)
+            if value is not None:
+                v.interval(name, value, 1, math.inf, low_open=False, why=why)
+                object.__setattr__(self, name, _float_at_least(value))  # a larger bound: safe
+
+    @property
+    def vector(self) -> bool:
+        """Whether the ℓ2 bound is tighter than the per-coordinate one (``⌊l2²⌋ < d·c²``, d >= 2)."""
+        if self.l2 is None or self.dimension == 1:
+            return False
+        return math.floor(Fraction(self.l2) ** 2) < self.dimension * self.sensitivity**2
+
+    def release(self, share: LatticeNoise, agents: int) -> tuple[DistributedSum | DistributedVectorSum, int]:
+        """One node's release of this stream and how many of them a node holds: the vector sum once,
+        or each coordinate's scalar sum (``dimension`` of them)."""
+        c = self.sensitivity
+        if self.vector:
+            assert self.l2 is not None
+            cap = _float_at_least(self.dimension * c)  # ‖Δ‖₁ <= d·c
+            l1 = cap if self.l1 is None else min(self.l1, cap)
+            return DistributedVectorSum(share, agents, self.dimension, self.l2, l1), 1
+        for bound in (self.l2, self.l1):
+            if bound is not None and self.dimension == 1:
+                c = min(c, math.floor(Fraction(bound)))
+        return DistributedSum(share, agents, c), self.dimension
 
 
 @dataclass(frozen=True)
@@ -298,7 +340,9 @@ class IntegerTree(_Release):
         ``T`` and ``B``: ``K = ⌊T/B⌋`` synchronisations, ``κ = ⌊log2 K⌋ + 1`` nodes per element.
     streams : sequence of Stream
         The streams one user's data enters (e.g. a bias vector and a covariance matrix's upper
-        triangle), with their per-coordinate integer sensitivities.
+        triangle), with their per-coordinate integer sensitivities and, where known, their ℓ2
+        (and ℓ1) bounds: a stream with an ℓ2 bound is ``κ`` vector releases
+        (:class:`~accounting.mechanisms.DistributedVectorSum`), one without is ``κ·d`` scalar ones.
     neighbouring : Neighbouring or str
         The relation the sensitivities hold under (default replace-one).
     """
@@ -325,13 +369,10 @@ class IntegerTree(_Release):
 
     @property
     def event(self) -> Composed:
-        """Every coordinate of every stream: ``κ`` secure sums each, at its stream's sensitivity."""
-        return Composed(
-            [
-                Event(DistributedSum(self.share, self.agents, s.sensitivity), self.kappa * s.dimension)
-                for s in self.streams
-            ]
-        )
+        """Every stream's ``κ`` nodes: a vector release each (ℓ2-bounded streams), else ``κ`` secure
+        sums of every coordinate at the stream's per-coordinate sensitivity."""
+        releases = [s.release(self.share, self.agents) for s in self.streams]
+        return Composed([Event(release, self.kappa * count) for release, count in releases])
 
     @property
     def relation(self) -> Neighbouring:
