@@ -35,6 +35,12 @@ share — the contract of :func:`run`:
 * a closed pipe (``dp-account ... | head``) ends quietly; Ctrl-C exits with status 130;
 * ``--version`` prints the package version.
 
+``dp-account shuffle-protocol`` prints the parameters of a shuffle summation protocol and the cited
+theorem's guarantee; with ``--exact`` also the certified exact ε(δ) of those parameters and the least
+binomial noise meeting the target by exact accounting, with the bits per user it saves
+(:mod:`accounting.shuffle`). ``--noise binomial`` takes ``--probability p`` (default 1/2, the centered
+binomial; otherwise ``Binomial(trials, p)``, accounted for both shifts).
+
 ``dp-account demo`` prints, for a few target ε at one δ, the exact ε(δ) of discrete noise
 sized by the classic recipes next to what the best published closed form claims for the
 same noise, so one sees how much exact accounting saves.
@@ -867,7 +873,7 @@ def _shuffle_protocol_exact(
             f"epsilon = {_certified('epsilon', cal.epsilon)} ({how}; rounded up), error variance <= "
             f"{best.variance():.6g}",
             f"  bits per user: {best.bits} by exact accounting, {par.bits} by the cited constants "
-            f"({cal.saved_bits} fewer, {100 * cal.saved_fraction:.1f}%)",
+            f"({cal.saved_bits} fewer, {100 * cal.saved_fraction:.4g}%)",
         ]
     )
     return record, text
