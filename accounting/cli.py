@@ -873,7 +873,7 @@ def _shuffle_protocol_exact(
             f"epsilon = {_certified('epsilon', cal.epsilon)} ({how}; rounded up), error variance <= "
             f"{best.variance():.6g}",
             f"  bits per user: {best.bits} by exact accounting, {par.bits} by the cited constants "
-            f"({cal.saved_bits} fewer, {100 * cal.saved_fraction:.4g}%)",
+            f"({cal.saved_bits} fewer: the cited constants need {par.bits / best.bits:.4g} times as many)",
         ]
     )
     return record, text
