@@ -1566,7 +1566,7 @@ def shuffle_sum_calibration(
     (:mod:`accounting.calibration`'s bracket and regula falsi, :mod:`accounting._search`) over the
     certified ``ε(δ)`` of :func:`shuffle_sum_epsilon`, each integer ``b`` accounted once. ``p = 1/2``
     (the default) gives the most variance per bit and a symmetric noise. The ``b`` returned was
-    itself accounted and meets the target, and ``b - 1`` was accounted and does not.
+    itself accounted and meets the target, and ``b - 1`` (unless ``b = 1``) was accounted and does not.
 
     Parameters
     ----------
