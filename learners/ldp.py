@@ -1313,13 +1313,13 @@ def _run_contextual(
             t = start + i + 1
             X = ctx[i]
             beta = radius(t) if code else beta_prev
-            q = np.einsum("rkd,rde,rke->rk", X, V_inv, X)
+            q = np.einsum("rkd,rkd->rk", X @ V_inv, X)
             negative = (q < 0).any(axis=1)
             if negative.any():
                 indefinite += negative
                 q = np.maximum(q, 0.0)
             bonus = q if code else np.sqrt(q)
-            scores = np.einsum("rkd,rd->rk", X, theta) + beta * bonus
+            scores = (X @ theta[:, :, None])[:, :, 0] + beta * bonus
             a = np.argmax(scores, axis=1)
             x = X[rows, a]
             lin = lin_all[i, rows, a]
@@ -1338,7 +1338,7 @@ def _run_contextual(
             V = XX + N_full[i]
             V += c * eye
             V_inv = np.linalg.inv(V)
-            theta = np.einsum("rde,re->rd", V_inv, XY + xi_cum[i])
+            theta = (V_inv @ (XY + xi_cum[i])[:, :, None])[:, :, 0]
             if not code:
                 beta_prev = radius(t)
     return theta, indefinite, hat_norm
