@@ -1072,9 +1072,7 @@ class _State:
         self.W = np.zeros((D, M, R))  # packed: each entry x_i x_j is the same float as in x xᵀ
         self.U = np.zeros((d, M, R))
         self.exact_b = np.zeros((R, d))
-        self.exact_c = np.zeros((R, d, d))
-        self.synced_b = np.zeros((R, d))
-        self.synced_c = np.zeros((R, d, d))
+        self.exact_c = np.zeros((R, D))  # the covariance statistics are packed throughout
         k = noise.kappa
         self.vector = noise.vector
         if self.vector is not None:
@@ -1086,14 +1084,14 @@ class _State:
             self.acc_b = np.zeros((R, k, d))
             self.acc_c = np.zeros((R, k, D))
             self.server_b = np.zeros((R, k, d))
-            self.server_c = np.zeros((R, k, d, d))
+            self.server_c = np.zeros((R, k, D))
         elif learner.private:
             self.alpha_b = np.zeros((R, M, k, d))
-            self.alpha_c = np.zeros((R, M, k, d, d))
+            self.alpha_c = np.zeros((R, M, k, D))
             self.server_b = np.zeros((R, k, d))
-            self.server_c = np.zeros((R, k, d, d))
+            self.server_c = np.zeros((R, k, D))
             self.raw_b = np.zeros((R, k, d))
-            self.raw_c = np.zeros((R, k, d, d))
+            self.raw_c = np.zeros((R, k, D))
         self.step = np.zeros(R, dtype=np.int64)
         self.t_last = np.zeros(R, dtype=np.int64)
         self.clipped = np.zeros(R, dtype=np.int64)
@@ -1110,32 +1108,43 @@ class _State:
     def tree_step(
         self, ra: IntArray, gb: FloatArray, gc: FloatArray, record: bool
     ) -> tuple[FloatArray, FloatArray, dict[str, Any]]:
-        """Protocol P at sync ``step[ra]`` for the repetitions ``ra``: the released prefixes."""
+        """Protocol P at sync ``step[ra]`` for the repetitions ``ra``: the released prefixes.
+
+        The covariance stream is packed (``d(d+1)/2`` entries, :meth:`full` restores the symmetric
+        matrices): its noise is the packed upper triangle of ``σ0 (N + Nᵀ)/2``, ``N`` the ``d²``
+        standard normals drawn as before. A node adds the registers of the levels below its own
+        only (half the syncs, level 0, add none).
+        """
         n, M, d, kappa = ra.size, self.M, self.d, self.noise.kappa
         step = self.step[ra]
         level = np.log2(step & -step).astype(np.int64)
-        lower = (np.arange(kappa)[None, :] < level[:, None]).astype(np.float64)  # (n, κ)
-        node_b = np.einsum("nj,nmjd->nmd", lower, self.alpha_b[ra]) + gb
-        node_c = np.einsum("nj,nmjde->nmde", lower, self.alpha_c[ra]) + gc
+        node_b, node_c = gb.copy(), gc.copy()
+        for lv in np.unique(level).tolist():
+            if lv:
+                sel = np.flatnonzero(level == lv)
+                node_b[sel] += self.alpha_b[ra[sel], :, :lv].sum(axis=2)
+                node_c[sel] += self.alpha_c[ra[sel], :, :lv].sum(axis=2)
         ms = np.arange(M)[None, :]
         self.alpha_b[ra[:, None], ms, level[:, None]] = node_b
         self.alpha_c[ra[:, None], ms, level[:, None]] = node_c
         zb = np.empty((n, M, d))
-        zc = np.empty((n, M, d, d))
+        zc = np.empty(node_c.shape)
+        i, j = self.triu
         assert self.keys is not None
-        for j, r in enumerate(ra.tolist()):  # one keyed stream per repetition (see the module docstring)
-            gen = keyed_stream((int(self.keys[r, 0]), int(self.keys[r, 1])), int(step[j]), 2)
-            zb[j] = gen.standard_normal((M, d))
-            zc[j] = gen.standard_normal((M, d, d))
+        for k, r in enumerate(ra.tolist()):  # one keyed stream per repetition (see the module docstring)
+            gen = keyed_stream((int(self.keys[r, 0]), int(self.keys[r, 1])), int(step[k]), 2)
+            zb[k] = gen.standard_normal((M, d))
+            z = gen.standard_normal((M, d, d))
+            zc[k] = z[:, i, j] + z[:, j, i]
         sigma = self.noise.sigma0
         zb *= sigma
-        zc = sigma * (zc + zc.swapaxes(-1, -2)) / 2
+        zc = sigma * zc / 2
         msg_b, msg_c = node_b + zb, node_c + zc
         self.server_b[ra, level] = msg_b.sum(axis=1)
         self.server_c[ra, level] = msg_c.sum(axis=1)
         bits = ((step[:, None] >> np.arange(kappa)[None, :]) & 1).astype(np.float64)
         prefix_b = np.einsum("nj,njd->nd", bits, self.server_b[ra])
-        prefix_c = np.einsum("nj,njde->nde", bits, self.server_c[ra])
+        prefix_c = np.einsum("nj,njd->nd", bits, self.server_c[ra])
         extra: dict[str, Any] = {}
         if record:
             self.raw_b[ra, level] = node_b.sum(axis=1)
@@ -1143,11 +1152,11 @@ class _State:
             extra = {
                 "level": level,
                 "messages_bias": msg_b,
-                "messages_cov": msg_c,
+                "messages_cov": self.full(msg_c),
                 "psums_bias": node_b,
-                "psums_cov": node_c,
+                "psums_cov": self.full(node_c),
                 "raw_prefix_bias": np.einsum("nj,njd->nd", bits, self.raw_b[ra]),
-                "raw_prefix_cov": np.einsum("nj,njde->nde", bits, self.raw_c[ra]),
+                "raw_prefix_cov": self.full(np.einsum("nj,njd->nd", bits, self.raw_c[ra])),
             }
         return prefix_b, prefix_c, extra
 
@@ -1158,13 +1167,12 @@ class _State:
         out *= self.twice
         return out
 
-    def unpacked(self, W: FloatArray) -> FloatArray:
-        """The symmetric matrices ``(n, M, d, d)`` whose packed upper triangles are ``W`` ``(D, M, n)``."""
+    def full(self, W: FloatArray) -> FloatArray:
+        """The symmetric matrices ``(..., d, d)`` whose packed upper triangles are ``W`` ``(..., D)``."""
         i, j = self.triu
-        out = np.empty((W.shape[2], W.shape[1], self.d, self.d))
-        Wt = W.transpose(2, 1, 0)
-        out[..., i, j] = Wt
-        out[..., j, i] = Wt
+        out = np.empty((*W.shape[:-1], self.d, self.d))
+        out[..., i, j] = W
+        out[..., j, i] = W
         return out
 
     def record_point(self, j: int, x: FloatArray, y: FloatArray, xx: FloatArray) -> None:
@@ -1187,7 +1195,7 @@ class _State:
         vec = self.vector
         assert vec is not None
         assert self.keys is not None
-        n, M, d, kappa = ra.size, self.M, self.d, self.noise.kappa
+        M, d, kappa = self.M, self.d, self.noise.kappa
         step = self.step[ra]
         level = np.log2(step & -step).astype(np.int64)
         users = self.points_b.shape[1] * M
@@ -1198,18 +1206,14 @@ class _State:
             for i in range(kappa):
                 self.acc_b[r, i] += shuffle_sum(xb, replace(vec.bias[i], users=users), gen)[0]
                 self.acc_c[r, i] += shuffle_sum(xc, replace(vec.cov[i], users=users), gen)[0]
-        released_b = self.acc_b[ra, level]
-        released_c = np.zeros((n, d, d))
-        released_c[:, self.triu[0], self.triu[1]] = self.acc_c[ra, level]
-        released_c = released_c + np.triu(released_c, 1).swapaxes(-1, -2)
-        self.server_b[ra, level] = released_b
-        self.server_c[ra, level] = released_c
+        self.server_b[ra, level] = self.acc_b[ra, level]
+        self.server_c[ra, level] = self.acc_c[ra, level]
         below = np.arange(kappa)[None, :] <= level[:, None]  # (n, κ): cleared levels
         self.acc_b[ra] *= ~below[..., None]
         self.acc_c[ra] *= ~below[..., None]
         bits = ((step[:, None] >> np.arange(kappa)[None, :]) & 1).astype(np.float64)
         prefix_b = np.einsum("nj,njd->nd", bits, self.server_b[ra])
-        prefix_c = np.einsum("nj,njde->nde", bits, self.server_c[ra])
+        prefix_c = np.einsum("nj,njd->nd", bits, self.server_c[ra])
         return prefix_b, prefix_c, {"level": level}
 
     def account(self, step: int) -> None:
@@ -1233,7 +1237,7 @@ class _State:
         """Synchronise the repetitions ``ra`` after round ``t``."""
         learner, d = self.learner, self.d
         self.step[ra] += 1
-        gb, gc = self.U[..., ra].transpose(2, 1, 0), self.unpacked(self.W[..., ra])
+        gb, gc = self.U[..., ra].transpose(2, 1, 0), self.W[..., ra].transpose(2, 1, 0)  # (n, M, d | D)
         self.exact_b[ra] += gb.sum(axis=1)
         self.exact_c[ra] += gc.sum(axis=1)
         extra: dict[str, Any] = {}
@@ -1246,8 +1250,7 @@ class _State:
                 self.account(int(self.step[ra[0]]))
         else:
             pb, pc = self.exact_b[ra], self.exact_c[ra]
-        self.synced_b[ra], self.synced_c[ra] = pb, pc
-        A = self.lam * np.eye(d) + (pc + pc.swapaxes(-1, -2)) / 2
+        A = self.lam * np.eye(d) + self.full(pc)  # symmetric by construction
         w, Q = np.linalg.eigh(A)
         floor = learner.eig_floor * self.lam
         bad = w[:, 0] < floor
@@ -1282,9 +1285,9 @@ class _State:
                     raw_prefix_bias=extra.get("raw_prefix_bias"),
                     raw_prefix_cov=extra.get("raw_prefix_cov"),
                     prefix_bias=pb.copy(),
-                    prefix_cov=pc.copy(),
+                    prefix_cov=self.full(pc),
                     exact_bias=self.exact_b[ra].copy(),
-                    exact_cov=self.exact_c[ra].copy(),
+                    exact_cov=self.full(self.exact_c[ra]),
                     nodes=np.array([bin(int(s)).count("1") for s in step], dtype=np.int64),
                 )
             )
