@@ -52,10 +52,14 @@ holds the true sensitivities, so its exact ε is that of what was released.
 
 **Symmetric matrix noise** (§4.2, P2). ``B_t`` has its upper triangle *including the diagonal*
 i.i.d. ``N(0, σ²)``, mirrored: exactly symmetric, every entry of variance ``σ²``
-(:func:`symmetric_noise`). This differs from :mod:`learners.linear`, which symmetrizes a full
-Gaussian matrix as ``(N + Nᵀ)/2`` (diagonal ``σ²``, off-diagonal ``σ²/2``, accounted there as
-post-processing of ``d²`` noisy entries of sensitivity ``√2``): the spec's test asks for variance
-``σ²`` on every entry, and this module's accounting is of the upper triangle.
+(:func:`symmetric_noise`), as the spec's test asks. This differs from :mod:`learners.linear`,
+which symmetrizes a full Gaussian matrix as ``(N + Nᵀ)/2`` (diagonal ``σ²``, off-diagonal
+``σ²/2``). P2's claim that ``(N + Nᵀ)/2`` "under-noises and breaks privacy" holds only if that
+matrix is accounted as the upper triangle at ``σ``; accounted as what it is — post-processing of
+``x xᵀ + N`` on all ``d²`` entries, whose sensitivity ``‖x xᵀ − x'x'ᵀ‖_F`` is also at most ``√2``
+(``⟨x xᵀ, x'x'ᵀ⟩ = (xᵀx')² >= 0``) — it is exactly as private at the same ``σ`` with half the
+off-diagonal variance, i.e. the better mechanism. The mirrored upper triangle is kept here
+because the spec's tests and the paper's Algorithms 3 and 5 specify it.
 
 **Modes** (``mode``). ``"paper"`` (default): the formulas above and the bonus
 ``β ‖x‖_{Ṽ^{-1}}``. ``"code"`` (``ldp-linucb`` only): the official code's constants (spec §6.2,
@@ -63,8 +67,9 @@ P6), for reproducing its figures: ``σ = (2 + 2Y) sqrt(ln(1.25/δ))/ε`` — at 
 exactly the code's ``4 sqrt(ln(1.25/δ))/ε``, a factor ``√2`` below what its README states —
 the bonus ``β xᵀṼ^{-1}x`` without the square root, ``Ṽ_0 = 0.1 I`` and ``β_t`` (not ``β_{t-1}``)
 at round ``t``. It does **not** meet its stated ``(ε, δ)`` in general: :func:`code_mode_check`
-computes the exact ε of the code's σ (at the official ``(8·10⁵, 0.1)`` the exact ε is ~10¹¹;
-at ``(1, 10⁻⁵)`` 1.098 > 1 at the sensitivity ``4`` the code states). A run's
+computes the exact ε of the code's σ (at the official ``(8·10⁵, 0.1)``: 1.27·10¹¹ at the
+sensitivity ``4`` the code states, 4.75·10¹⁰ at this module's block sensitivities; at
+``(1, 10⁻⁵)``: 1.098 > 1 at the stated sensitivity, 0.64 at the block ones). A run's
 :attr:`Privacy` reports the exact ε of what it released in every mode.
 
 **Algorithm 1** (:func:`run` with ``one-point``). The base learner is told the virtual range
@@ -338,9 +343,10 @@ def code_mode_check(epsilon: float, delta: float, reward_bound: float = 1.0) -> 
 
     Through :mod:`accounting`: ``Accountant`` ledgers of ``AdditiveNoise(Gaussian(σ_code), Δ)`` at
     the code's sensitivity ``2 + 2Y`` (and at this module's block sensitivities). At the official
-    ``(8·10⁵, 0.1)`` the exact ε is about 10¹¹ either way (at huge ε the classic formula's
-    ``1/ε`` noise is far below the ``1/sqrt(2ε)`` it needs); at ``(1, 10⁻⁵)`` it is 1.098 at the
-    stated sensitivity.
+    ``(8·10⁵, 0.1)`` the exact ε is 1.27·10¹¹ (stated sensitivity) or 4.75·10¹⁰ (blocks): at huge
+    ε the classic formula's ``1/ε`` noise is far below the ``1/sqrt(2ε)`` it needs; at
+    ``(1, 10⁻⁵)`` it is 1.098 at the stated sensitivity (0.64 at the blocks: the code's triangle
+    bound ``2 + 2Y`` hides part of the missing ``√2``).
     """
     eps = v.positive("epsilon", epsilon)
     d = v.open_unit("delta", delta)

@@ -39,6 +39,7 @@ from learners.ldp import (
     run,
     symmetric_noise,
     two_point_gradient,
+    upsilon,
 )
 from learners.ldp_instances import (
     BernoulliArms,
@@ -137,6 +138,19 @@ def test_symmetric_noise_exact_symmetry_and_variance_everywhere() -> None:
     M = np.random.default_rng(6).normal(0, sigma, (n, d, d))
     half = (M + M.swapaxes(-1, -2)) / 2
     assert half[:, 0, 1].var() / sigma**2 == pytest.approx(0.5, abs=0.03)
+
+
+def test_upsilon_bounds_the_accumulated_matrix_noise() -> None:
+    """Spec §7.3 [RECON]: ‖Σ_{s<=t} B_s‖₂ <= Υ_t w.p. >= 1 - α/(2T); the sum of t mirrored matrices
+    is one mirrored matrix of entry sd σ√t, so it is drawn directly (500 draws at d = 5, 20)."""
+    sigma, T, alpha = 0.3, 10**4, 0.1
+    for d in (5, 20):
+        for t in (1, 100, T):
+            N_t = symmetric_noise(np.random.default_rng(t + d), (500,), d, sigma * math.sqrt(t))
+            norms = np.abs(np.linalg.eigvalsh(N_t)).max(axis=1)
+            bound = upsilon(sigma, t, d, T, alpha)
+            assert norms.max() <= bound
+            assert norms.max() <= 0.5 * bound  # loose: Wigner's 2σ√(td) against 4σ√(td) + 2σ√t ln(2T/α)
 
 
 def test_linucb_messages_std_paper_and_code() -> None:
