@@ -327,6 +327,10 @@ class ContextualInstance:
             p = np.asarray(self.pool, dtype=np.float64)
             if p.ndim != 3 or p.shape[1:] != (self.arms, th.size) or p.shape[0] < 1:
                 raise ParameterError("pool", p.shape, f"an array of shape (n, {self.arms}, {th.size})")
+            largest = float(np.linalg.norm(p, axis=2).max())
+            if not largest <= 1 + 1e-9:
+                # the learners' sensitivities assume ‖x‖ <= 1 (spec §4.1)
+                raise ParameterError("pool", f"a context of norm {largest:g}", "contexts of norm <= 1")
             p.setflags(write=False)
             object.__setattr__(self, "pool", p)
 
