@@ -30,6 +30,7 @@ from accounting.errors import (
 from accounting.mechanisms import AdditiveNoise, ApproxDP, DistributedSum, Mechanism, PureDP
 from accounting.neighbouring import Neighbouring
 from accounting.noise import (
+    Binomial,
     CenteredBinomial,
     ContinuousNoise,
     DiscreteGaussian,
@@ -52,6 +53,7 @@ __all__ = [
     "AccountingError",
     "AdditiveNoise",
     "ApproxDP",
+    "Binomial",
     "Calibration",
     "CenteredBinomial",
     "Composed",

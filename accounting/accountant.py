@@ -87,6 +87,7 @@ from accounting.mechanisms import (
 from accounting.neighbouring import Neighbouring
 from accounting.noise import (
     TAIL_SUM_SIGMA,
+    Binomial,
     CenteredBinomial,
     DiscreteGaussian,
     DiscreteLaplace,
@@ -945,6 +946,7 @@ _NOISE_TYPES: dict[str, type[NoiseDistribution]] = {
         Skellam,
         DiscreteGaussian,
         SumOfDiscreteGaussians,
+        Binomial,
         CenteredBinomial,
         Laplace,
         Gaussian,

@@ -9,6 +9,7 @@ The centered binomial's answers are compared with the values the code before ``B
 
 from __future__ import annotations
 
+import json
 import math
 from fractions import Fraction
 
@@ -322,3 +323,21 @@ def test_bad_parameter_types_are_named() -> None:
     with pytest.raises(ParameterTypeError) as info:
         Binomial(5, "0.5")  # type: ignore[arg-type]
     assert info.value.name == "p"
+
+
+def test_binomial_ledgers_round_trip_through_json() -> None:
+    """A ledger of binomial noise (float or exact-rational p) is saved and read back unchanged."""
+    from fractions import Fraction
+
+    from accounting import AdditiveNoise, Binomial
+    from accounting.accountant import Accountant
+
+    ledger = Accountant().compose(AdditiveNoise(Binomial(1000, 0.3), 2))
+    ledger.compose(AdditiveNoise(Binomial(64, Fraction(1, 3)), 1))
+    back = Accountant.from_dict(json.loads(json.dumps(ledger.to_dict())))
+    assert back.ledger == ledger.ledger
+    assert back.to_dict()["events"][1]["mechanism"]["noise"] == {
+        "type": "Binomial",
+        "trials": 64,
+        "p": {"fraction": "1/3"},
+    }
