@@ -548,7 +548,7 @@ def test_scores_equal_direct_products(shared: bool, silos_share_p: bool) -> None
         np.testing.assert_allclose(one_quad[:, 0], quad[:, r], rtol=1e-14, atol=1e-14)
 
 
-@pytest.mark.parametrize("name", ["fedlinucb", "ldp-fedlinucb"])
+@pytest.mark.parametrize("name", ["fedlinucb", "ldp-fedlinucb", "sdp-fedlinucb-vec"])
 def test_low_rank_silo_inverses_equal_the_per_silo_updates(
     inst: SyntheticInstance, name: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -557,6 +557,8 @@ def test_low_rank_silo_inverses_equal_the_per_silo_updates(
     import learners.linear as linear_module
 
     kw: dict[str, Any] = {"epsilon": EPS, "delta": DELTA} if name != "fedlinucb" else {}
+    if name == "sdp-fedlinucb-vec":
+        kw["sigma_mode"] = "code"
     learner = make_learner(name, batch=BATCH, **kw)
     untied = Untied(inst)
     rule = linear_module._low_rank
