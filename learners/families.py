@@ -43,7 +43,7 @@ from __future__ import annotations
 import math
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import MISSING, asdict, dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -53,7 +53,7 @@ from numpy.typing import NDArray
 
 from accounting.accountant import Accountant
 from accounting.noise import Skellam
-from learners import linear, mab, phased
+from learners import ldp, ldp_instances, linear, mab, phased
 from learners.environments import BernoulliArms, BetaArms, MABInstance, gaussian_easy, gaussian_hard
 from learners.errors import ConfigError, ParameterError, ParameterTypeError
 from learners.linear_instances import QueryInstance, SyntheticInstance, draw_synthetic
@@ -1185,11 +1185,532 @@ class PhasedFamily(Family):
 
 
 # ---------------------------------------------------------------------------------------
+# The LDP bandits family (learners.ldp)
+# ---------------------------------------------------------------------------------------
+
+#: The ``[instance]`` defaults of the LDP family's kinds (spec §10's synthetic d = 5, K = 10;
+#: §6.2's MovieLens 20 movies and rank 20).
+_LDP_DEFAULTS: dict[str, dict[str, Any]] = {
+    "ldp-quadratic": {"convexity": "convex", "dim": 5, "mu": 1.0, "perturbation": 0.0},
+    "ldp-linear": {"dim": 5, "arms": 10, "noise": 0.1, "instance_seed": 0},
+    "ldp-glm": {"link": "logistic", "dim": 5, "arms": 10, "instance_seed": 0},
+    "ldp-movielens": {"arms": 20, "rank": 20},
+    "ldp-bernoulli": {},
+}
+#: ``[instance] convexity`` of ``ldp-quadratic``.
+CONVEXITIES = ("convex", "strongly-convex")
+#: The base learners of Algorithm 1 (``params.base``), by name.
+LDP_BASES: dict[str, Any] = {
+    "fkm": ldp.FKM,
+    "adx": ldp.ADXOnePoint,
+    "saha-tewari": ldp.SahaTewari,
+    "hazan-levy": ldp.HazanLevy,
+    "ucb": ldp.UCB,
+}
+#: ``params.base_<key>``: the base learner's keyword ``<key>`` (``base_arms`` -> ``UCB(arms=...)``).
+_BASE_KEYS = ("mu", "smoothness", "arms", "rho", "eta", "rho0")
+#: ``params.mechanism``: the Gaussian mechanism at the config's (or the learner's) δ, or the Laplace
+#: mechanism (pure ε-LDP; Algorithms 1 and 2 only).
+MECHANISMS = ("gaussian", "laplace")
+#: The LDP family's algorithm names -> (the ``learners.ldp`` algorithm, whether it is private).
+_LDP_ALGORITHMS: dict[str, tuple[str, bool]] = {
+    "one-point": ("one-point", True),
+    "two-point": ("two-point", True),
+    "ldp-linucb": ("ldp-linucb", True),
+    "ldp-glm": ("ldp-glm", True),
+    "one-point-nonprivate": ("one-point", False),
+    "two-point-nonprivate": ("two-point", False),
+}
+#: The instance kinds each ``learners.ldp`` algorithm runs on (``one-point``: by its base).
+_LDP_KINDS = {
+    "one-point": ("ldp-quadratic",),
+    "one-point/ucb": ("ldp-bernoulli",),
+    "two-point": ("ldp-quadratic",),
+    "ldp-linucb": ("ldp-linear", "ldp-movielens"),
+    "ldp-glm": ("ldp-glm",),
+}
+
+
+@dataclass(frozen=True)
+class LDPInstanceSpec:
+    """The instance of a panel of the LDP family (:mod:`learners.ldp_instances`), shared by every
+    repetition (the repetitions differ in their environment stream: contexts, users, losses).
+
+    Attributes
+    ----------
+    kind : str
+        ``ldp-quadratic`` (:func:`~learners.ldp_instances.convex_quadratic` or
+        :func:`~learners.ldp_instances.strongly_convex_quadratic`), ``ldp-linear``
+        (:func:`~learners.ldp_instances.synthetic_linear`), ``ldp-glm``
+        (:func:`~learners.ldp_instances.glm_bandit`), ``ldp-movielens``
+        (:func:`~learners.ldp_instances.movielens_instance`) or ``ldp-bernoulli``
+        (:class:`~learners.ldp_instances.BernoulliArms`).
+    convexity : str or None
+        ``ldp-quadratic``: ``"convex"`` or ``"strongly-convex"``.
+    dim, arms : int or None
+        ``d`` (MovieLens: ``rank``) and ``K``.
+    mu : float or None
+        The strong convexity of a strongly convex quadratic.
+    minimizer : tuple of float or None
+        ``x*`` (``None``: ``(0.5/√d)(1, ..., 1)``).
+    perturbation, noise : float or None
+        The quadratic's ``ζ_t`` radius; the linear bandit's reward noise ``η ~ U[-noise, noise]``.
+    link : str or None
+        ``ldp-glm``: ``"logistic"`` or ``"poisson"``.
+    instance_seed : int or None
+        The seed of ``θ*`` (``ldp-linear``, ``ldp-glm``).
+    path : str or None
+        ``ldp-movielens``: a ``ua.base``-format file, absolute (``None``: the offline stand-in).
+    means : tuple of float or None
+        ``ldp-bernoulli``: the arms' *reward* means, as the MAB family's ``bernoulli`` kind; the
+        learner minimizes the loss ``1 − reward`` (the same pseudo-regret).
+    """
+
+    kind: str
+    convexity: str | None = None
+    dim: int | None = None
+    arms: int | None = None
+    mu: float | None = None
+    minimizer: tuple[float, ...] | None = None
+    perturbation: float | None = None
+    noise: float | None = None
+    link: str | None = None
+    instance_seed: int | None = None
+    path: str | None = None
+    means: tuple[float, ...] | None = None
+
+    @property
+    def shared(self) -> bool:
+        return True
+
+    def draw(self, rng: np.random.Generator) -> Any:  # pragma: no cover - always shared
+        return self.build_shared()
+
+    def build_shared(self) -> Any:
+        return _ldp_instance(self)
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"kind": self.kind}
+        for key in LDPFamily.instance_keys[self.kind][1:]:
+            value = getattr(self, "dim" if key == "rank" else key)
+            if value is not None:
+                out[key] = list(value) if isinstance(value, tuple) else value
+        return out
+
+    def describe(self) -> str:
+        if self.kind == "ldp-quadratic":
+            return f"{self.convexity} quadratic on the unit ball, d={self.dim}"
+        if self.kind == "ldp-linear":
+            return f"synthetic linear bandit, d={self.dim}, K={self.arms}"
+        if self.kind == "ldp-glm":
+            return f"{self.link} bandit, d={self.dim}, K={self.arms}"
+        if self.kind == "ldp-movielens":
+            if self.path is None:
+                return f"MovieLens stand-in (synthetic, not MovieLens-100K), K={self.arms}, d={self.dim}"
+            return f"MovieLens ({Path(self.path).name}), K={self.arms}, d={self.dim}"
+        assert self.means is not None
+        return f"Bernoulli arms, K={len(self.means)}"
+
+
+@lru_cache(maxsize=8)
+def _ldp_instance(spec: LDPInstanceSpec) -> Any:
+    """The instance of a spec, built once per process (MovieLens: the file read and the SVD taken)."""
+    assert spec.dim is not None or spec.kind == "ldp-bernoulli"
+    minimizer = None if spec.minimizer is None else np.array(spec.minimizer, dtype=np.float64)
+    if spec.kind == "ldp-quadratic":
+        assert spec.dim is not None
+        assert spec.perturbation is not None
+        if spec.convexity == "convex":
+            return ldp_instances.convex_quadratic(spec.dim, minimizer, perturbation=spec.perturbation)
+        assert spec.mu is not None
+        return ldp_instances.strongly_convex_quadratic(
+            spec.dim, minimizer, mu=spec.mu, perturbation=spec.perturbation
+        )
+    if spec.kind == "ldp-linear":
+        assert spec.dim is not None
+        assert spec.arms is not None
+        assert spec.noise is not None
+        gen = np.random.default_rng(spec.instance_seed)
+        return ldp_instances.synthetic_linear(spec.dim, spec.arms, noise=spec.noise, rng=gen)
+    if spec.kind == "ldp-glm":
+        assert spec.link is not None
+        assert spec.dim is not None
+        assert spec.arms is not None
+        gen = np.random.default_rng(spec.instance_seed)
+        return ldp_instances.glm_bandit(spec.link, spec.dim, spec.arms, rng=gen)
+    if spec.kind == "ldp-movielens":
+        assert spec.arms is not None
+        assert spec.dim is not None
+        return ldp_instances.movielens_instance(spec.path, arms=spec.arms, rank=spec.dim)
+    assert spec.means is not None
+    return ldp_instances.BernoulliArms(1.0 - np.array(spec.means, dtype=np.float64))
+
+
+def _ldp(panel: Panel) -> LDPInstanceSpec:
+    assert isinstance(panel.instance, LDPInstanceSpec), panel.instance
+    return panel.instance
+
+
+def _ldp_statement(learner: ldp.Learner) -> str:
+    """The claim of a private LDP learner, as the paper states it (spec §2.3, §3.4, §4.2, §4.4)."""
+    theorem = {
+        "one-point": "Theorem 2, Algorithm 1",
+        "two-point": "Theorem 5, Algorithm 2",
+        "ldp-linucb": "Theorem 7, Algorithm 5",
+        "ldp-glm": "Theorem 9, Algorithm 3",
+    }[learner.name]
+    if learner.delta is None:
+        return f"{learner.epsilon:g}-LDP ({theorem}; Laplace mechanism), each user reports once"
+    how = f"mode={learner.mode!r}, calibration={learner.calibration!r}"
+    if learner.mode == "code":
+        how = "mode='code' (uncertified: the official code's σ, a factor √2 short, spec P6)"
+    return f"({learner.epsilon:g}, {learner.delta:g})-LDP ({theorem}; {how}), each user reports once"
+
+
+class LDPFamily(Family):
+    """The locally private bandit learners of Zheng et al. (NeurIPS 2020), :mod:`learners.ldp`.
+
+    **Algorithms**: ``one-point`` (Algorithm 1, the black-box reduction; ``params.base`` one of
+    :data:`LDP_BASES` — ``fkm`` (default), ``adx``, ``saha-tewari``, ``hazan-levy``, ``ucb`` —
+    with the base's keywords as ``params.base_mu``, ``base_smoothness``, ``base_arms``,
+    ``base_rho``, ``base_eta``, ``base_rho0``), ``two-point`` (Algorithm 2), ``ldp-linucb``
+    (Algorithm 5), ``ldp-glm`` (Algorithm 3), and the non-private baselines
+    ``one-point-nonprivate`` and ``two-point-nonprivate`` (the same learners without noise).
+    ``params.mechanism = "laplace"`` runs Algorithms 1 and 2 with the Laplace mechanism (pure
+    ε-LDP, no δ); otherwise a private learner's ``delta`` defaults to the config's.
+
+    **Instances** (:class:`LDPInstanceSpec`, every one shared by the repetitions): ``ldp-quadratic``
+    (Algorithms 1 with a continuous base, 2), ``ldp-bernoulli`` (Algorithm 1 with ``ucb``),
+    ``ldp-linear`` and ``ldp-movielens`` (``ldp-linucb``), ``ldp-glm`` (``ldp-glm``).
+
+    **Streams** (:meth:`run`). :func:`learners.ldp.run` takes one generator for the privacy noise
+    (``rng``, from which it spawns the learners' own stream) and one for the environment
+    (``env_rng``: contexts, users, losses, rewards), vectorized over the repetitions. The unit's
+    ``rng`` (its noise stream, per panel, algorithm, ε and chunk) is passed as ``rng``; the
+    environment stream is ``default_rng(SeedSequence([w_1, ..., w_R]))``, ``w_r`` one 63-bit draw
+    from repetition ``r``'s tape. Every algorithm and ε of a panel therefore sees the same users
+    and losses in the same chunk (common random numbers, as in the other families), and the same
+    config gives the same numbers bit for bit; unlike the MAB family, a repetition's environment
+    depends on the whole chunk it runs in (``chunk`` is part of the config and its fingerprint).
+
+    **Privacy**: one ledger (key 1, one user's release); ``claimed`` is the learner's ``(ε, δ)``
+    (``holds``: whether the exact ε of the ledger meets it — ``mode = "code"`` does not), ``exact``
+    the ledger's exact ε by the accountant (Laplace: the pure ε).
+    """
+
+    name = "ldp"
+    algorithms: ClassVar[Mapping[str, bool]] = {n: p for n, (_, p) in _LDP_ALGORITHMS.items()}
+    instance_keys: ClassVar[Mapping[str, tuple[str, ...]]] = {
+        "ldp-quadratic": ("kind", "convexity", "dim", "mu", "minimizer", "perturbation"),
+        "ldp-linear": ("kind", "dim", "arms", "noise", "instance_seed"),
+        "ldp-glm": ("kind", "link", "dim", "arms", "instance_seed"),
+        "ldp-movielens": ("kind", "path", "arms", "rank"),
+        "ldp-bernoulli": ("kind", "means"),
+    }
+    params = (
+        *(f for f in ldp.Learner.__dataclass_fields__ if f not in ("name", "epsilon")),
+        *(f"base_{k}" for k in _BASE_KEYS),
+        "mechanism",
+    )
+    unit_arrays = ("indefinite",)
+    regret_label = ("pseudo-regret", "Reg(t)")
+    takes_privacy_route = False
+    learner_delta = True
+    table_note = (
+        "Claimed: the learner's (ε, δ)-LDP (ε-LDP with the Laplace mechanism; holds: whether the run "
+        "certifies it — mode 'code', the official code's σ, does not). Exact: the certified guarantee of "
+        "the saved ledger (ledgers/: one user's release; each user reports once, so the run is as "
+        "private as one release), by the accountant route named. Every ε is a certified upper bound, "
+        "rounded up. Regret: the final time-average pseudo-regret Reg(T)/T, mean ± 95% CI half-width."
+    )
+
+    def params_of(self, name: str, params: dict[str, Any], delta: float) -> dict[str, Any]:
+        """A private learner's ``delta`` defaults to the config's, unless it uses the Laplace
+        mechanism (``params.mechanism = "laplace"``: no δ)."""
+        if params.get("mechanism") == "laplace":
+            return params
+        return super().params_of(name, params, delta)
+
+    def instance(self, where: str, table: Mapping[str, Any], base: Path) -> LDPInstanceSpec:
+        from learners.config import _integer, _list, _real, _string
+
+        kind = table["kind"]
+        values = {**_LDP_DEFAULTS[kind], **{k: v for k, v in table.items() if k != "kind"}}
+        fields: dict[str, Any] = {}
+        if "dim" in values:
+            fields["dim"] = _integer(
+                f"{where}.dim", values["dim"], 1, 10_000, "d x d matrices per repetition"
+            )
+        if "arms" in values:
+            fields["arms"] = _integer(f"{where}.arms", values["arms"], 1, 100_000)
+        if "instance_seed" in values:
+            fields["instance_seed"] = _integer(
+                f"{where}.instance_seed",
+                values["instance_seed"],
+                0,
+                2**128 - 1,
+                "numpy seeds are non-negative",
+            )
+        if kind == "ldp-quadratic":
+            convexity = _string(f"{where}.convexity", values["convexity"])
+            if convexity not in CONVEXITIES:
+                raise ConfigError(f"{where}.convexity", convexity, "one of " + ", ".join(CONVEXITIES))
+            fields["convexity"] = convexity
+            if convexity == "strongly-convex":
+                fields["mu"] = _real(f"{where}.mu", values["mu"])
+            elif "mu" in table:
+                raise ConfigError(
+                    f"{where}.mu", table["mu"], 'no mu: convexity = "convex" (set "strongly-convex")'
+                )
+            fields["perturbation"] = _real(f"{where}.perturbation", values["perturbation"], low_open=False)
+            if "minimizer" in values:
+                items = _list(f"{where}.minimizer", values["minimizer"])
+                fields["minimizer"] = tuple(
+                    _real(f"{where}.minimizer[{j}]", x, low=-1.0, high=1.0) for j, x in enumerate(items)
+                )
+                if len(items) != fields["dim"]:
+                    raise ConfigError(
+                        f"{where}.minimizer", values["minimizer"], f"a point of dimension d = {fields['dim']}"
+                    )
+        elif kind == "ldp-linear":
+            fields["noise"] = _real(
+                f"{where}.noise", values["noise"], high=1.0, low_open=False, high_open=False
+            )
+        elif kind == "ldp-glm":
+            link = values["link"]
+            if link not in ("logistic", "poisson"):
+                raise ConfigError(f"{where}.link", link, 'one of "logistic", "poisson"')
+            fields["link"] = link
+        elif kind == "ldp-movielens":
+            fields["dim"] = _integer(f"{where}.rank", values["rank"], 1, 10_000, "the SVD's rank is d")
+            if "path" in table:
+                given = Path(_string(f"{where}.path", table["path"])).expanduser()
+                resolved = given if given.is_absolute() else base / given
+                if not resolved.is_file():
+                    raise ConfigError(
+                        f"{where}.path",
+                        table["path"],
+                        f"an existing MovieLens-100K 'ua.base'-format file (looked for {resolved})",
+                    )
+                fields["path"] = str(resolved.resolve())
+        else:  # ldp-bernoulli
+            if "means" not in table:
+                raise ConfigError(f"{where}.means", None, "the arms' reward means (K >= 2 numbers in [0, 1])")
+            items = _list(f"{where}.means", table["means"])
+            fields["means"] = tuple(_bernoulli_mean(f"{where}.means[{j}]", m) for j, m in enumerate(items))
+            if len(items) < 2:
+                raise ConfigError(f"{where}.means", table["means"], "K >= 2 arm means")
+        spec = LDPInstanceSpec(kind, **fields)
+        try:
+            spec.build_shared()  # a malformed ratings file, a minimizer outside the ball, ...
+        except (ParameterError, ParameterTypeError) as err:
+            name = {"d": "dim", "theta": "dim", "curvature": "mu", "pool": "path"}.get(err.name, err.name)
+            if kind == "ldp-movielens" and name not in ("arms", "rank"):
+                name = "path" if "path" in table else "arms"
+            if name not in self.instance_keys[kind]:
+                name = "dim" if "dim" in self.instance_keys[kind] else "means"
+            value = table.get(name, values.get(name))
+            raise ConfigError(_error_field(where, name), value, err.valid) from None
+        return spec
+
+    def learner(self, name: str, epsilon: float | None, params: Mapping[str, Any]) -> ldp.Learner:
+        algorithm, _ = _LDP_ALGORITHMS[name]
+        given = dict(params)
+        mechanism = given.pop("mechanism", "gaussian")
+        if mechanism not in MECHANISMS:
+            raise ParameterError("mechanism", mechanism, "one of " + ", ".join(MECHANISMS))
+        if mechanism == "laplace":
+            if algorithm not in ("one-point", "two-point"):
+                raise ParameterError(
+                    "mechanism", mechanism, "'gaussian' (only Algorithms 1 and 2 take Laplace noise)"
+                )
+            if "delta" in given:
+                raise ParameterError(
+                    "delta", given["delta"], "no delta with mechanism = 'laplace' (pure ε-LDP)"
+                )
+        base_keys = {k: given.pop(f"base_{k}") for k in _BASE_KEYS if f"base_{k}" in given}
+        base_name = given.pop("base", None)
+        if base_name is not None or base_keys:
+            if algorithm != "one-point":
+                raise ParameterError(
+                    "base" if base_name is not None else f"base_{next(iter(base_keys))}",
+                    base_name if base_name is not None else next(iter(base_keys.values())),
+                    "no base learner: only 'one-point' (Algorithm 1) takes one",
+                )
+            chosen = "fkm" if base_name is None else base_name
+            if not isinstance(chosen, str) or chosen not in LDP_BASES:
+                raise ParameterError("base", base_name, "one of " + ", ".join(LDP_BASES))
+            cls = LDP_BASES[chosen]
+            taken = set(cls.__dataclass_fields__)
+            for key, value in base_keys.items():
+                if key not in taken:
+                    raise ParameterError(
+                        f"base_{key}",
+                        value,
+                        f"no such setting of '{chosen}': "
+                        + ", ".join(f"base_{k}" for k in cls.__dataclass_fields__),
+                    )
+            required = [
+                k for k, f in cls.__dataclass_fields__.items() if f.default is MISSING and k not in base_keys
+            ]
+            if required:
+                raise ParameterError(f"base_{required[0]}", None, f"a value: the '{chosen}' base needs it")
+            given["base"] = cls(**base_keys)
+        return ldp.make_learner(algorithm, epsilon if self.algorithms[name] else None, **given)
+
+    def default_label(self, learner: Any) -> str:
+        """The algorithm's name and mode, e.g. ``Alg1[fkm] (paper)`` (a label serves every ε)."""
+        label = str(learner.label).split("(")[0]
+        if not learner.private:
+            return f"{label} (non-private)"
+        noise = "Laplace" if learner.delta is None else learner.mode
+        return f"{label} ({noise})"
+
+    def check_panel(
+        self, instance: Any, *, where: str, horizon: int, horizon_where: str, repetitions: int, chunk: int
+    ) -> None:
+        if horizon > ldp.MAX_HORIZON:
+            raise ConfigError(
+                horizon_where, horizon, f"a horizon T <= {ldp.MAX_HORIZON:.0e} (learners.ldp's limit)"
+            )
+
+    def check(self, learner: Any, panel: Panel, algorithm: int, epsilon_where: str) -> None:
+        """The instance kind must be one the algorithm runs on (its base, for Algorithm 1; the UCB
+        base's ``base_arms`` must be the instance's K), and its noise computed now: a setting it
+        refuses is a config error before anything runs."""
+        spec = _ldp(panel)
+        where = f"algorithms[{algorithm}]"
+        key = learner.name
+        if key == "one-point" and isinstance(learner.base, ldp.UCB):
+            key = "one-point/ucb"
+        kinds = _LDP_KINDS[key]
+        if spec.kind not in kinds:
+            what = f"'{learner.name}'" + (
+                f" with base '{learner.base.name}'" if learner.name == "one-point" else ""
+            )
+            raise ConfigError(
+                f"{panel.instance_where}.kind",
+                spec.kind,
+                f"one of {', '.join(kinds)} (the instances {what} of {where} runs on)",
+            )
+        if (
+            isinstance(learner.base, ldp.UCB)
+            and spec.means is not None
+            and learner.base.arms != len(spec.means)
+        ):
+            raise ConfigError(
+                f"{where}.params.base_arms", learner.base.arms, f"the instance's K = {len(spec.means)}"
+            )
+        try:
+            ldp.noise_of(learner, spec.build_shared(), panel.horizon)
+        except (ParameterError, ParameterTypeError) as err:
+            raise ConfigError(f"{where}.params.{err.name}", err.value, err.valid) from None
+
+    def run(
+        self,
+        learner: Any,
+        instances: Any,
+        horizon: int,
+        *,
+        tapes: Sequence[np.random.Generator],
+        rng: np.random.Generator,
+        checkpoints: int,
+        delta: float,
+    ) -> UnitRun:
+        # the environment of the chunk: one draw from each repetition's tape (class docstring)
+        words = [int(tape.integers(0, 2**63)) for tape in tapes]
+        env = np.random.default_rng(np.random.SeedSequence(words))
+        result = ldp.run(
+            learner,
+            instances,
+            horizon,
+            rng=rng,
+            repetitions=len(tapes),
+            env_rng=env,
+            checkpoints=checkpoints,
+            delta=learner.delta if learner.delta is not None else delta,
+        )
+        noise = result.noise
+        ledgers = result.ledgers
+        return self.unit_run(
+            learner,
+            result,
+            base=learner.base.name if learner.base is not None else None,
+            noise={
+                "kind": noise.kind,
+                "calibration": noise.calibration,
+                "sigma": noise.sigma,
+                "multiplier": noise.multiplier,
+                "messages": [asdict(m) for m in noise.messages],
+            },
+            releases={str(n): horizon * len(tapes) for n in ledgers},
+            mode=result.mode,
+            theta_hat_norm_max=float(result.theta_hat_norm.max()),
+            instance=getattr(instances, "name", type(instances).__name__),
+        )
+
+    def result(
+        self,
+        learner: Any,
+        panel: Panel,
+        arrays: Mapping[str, NDArray[Any]],
+        metas: Sequence[Mapping[str, Any]],
+        ledgers: Mapping[int, Accountant],
+        releases: Mapping[int, int],
+        *,
+        delta: float,
+        route: str,
+        files: Sequence[str],
+    ) -> dict[str, Any]:
+        d = learner.delta if learner.delta is not None else delta
+        noise = ldp.noise_of(learner, _ldp(panel).build_shared(), panel.horizon)
+        answered = ldp.privacy_of(learner, noise, dict(ledgers), d)
+        privacy = asdict(answered)
+        privacy["users"] = int(sum(releases.values()))
+        if not learner.private:
+            privacy["claimed"] = privacy["exact"] = None
+        else:
+            privacy["claimed"] = {
+                "epsilon": learner.epsilon,
+                "delta": learner.delta if learner.delta is not None else 0.0,
+                "statement": _ldp_statement(learner),
+                "holds": answered.meets_claim,
+            }
+            exact_route = "pure" if noise.kind == "laplace" else ledgers[1].epsilon(d).route
+            privacy["exact"] = {
+                "epsilon": answered.epsilon,
+                "delta": answered.delta,
+                "route": exact_route,
+                "ledgers": list(files),
+                "certified": answered.certified,
+                "message": answered.message,
+            }
+        dim = _ldp_dim(_ldp(panel))
+        reals = {"one-point": 1, "two-point": 1, "ldp-linucb": dim * (dim + 1) // 2 + dim}
+        per_user = reals.get(learner.name, dim * (dim + 1) // 2 + 2 * dim)
+        return {
+            "privacy": privacy,
+            "communication": {"messages_per_user": 1, "reals_per_user": per_user},
+            "indefinite_mean": float(arrays["indefinite"].mean()),
+            "theta_hat_norm_max": max(float(m["theta_hat_norm_max"]) for m in metas),
+            "mode": metas[0]["mode"],
+            "base": metas[0]["base"],
+            "noise": metas[0]["noise"],
+            "learner": metas[0]["learner"],
+        }
+
+
+def _ldp_dim(spec: LDPInstanceSpec) -> int:
+    """``d`` of an LDP instance (a Bernoulli instance's: 1, one loss per user)."""
+    return spec.dim if spec.dim is not None else 1
+
+
+# ---------------------------------------------------------------------------------------
 # The registry
 # ---------------------------------------------------------------------------------------
 
 #: The families, by name; the default (``family`` absent, and no algorithm says otherwise) is "mab".
-FAMILIES: dict[str, Family] = {f.name: f for f in (MABFamily(), LinearFamily(), PhasedFamily())}
+FAMILIES: dict[str, Family] = {f.name: f for f in (MABFamily(), LinearFamily(), PhasedFamily(), LDPFamily())}
 DEFAULT_FAMILY = "mab"
 
 #: Every instance kind, of every family.
@@ -1216,6 +1737,8 @@ __all__ = [
     "MAX_ARMS",
     "Family",
     "InstanceSpec",
+    "LDPFamily",
+    "LDPInstanceSpec",
     "LinearFamily",
     "LinearInstanceSpec",
     "LinearSpec",
