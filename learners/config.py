@@ -8,8 +8,9 @@ takes, and checks them.
 The config format. Top-level keys (``*``: required)::
 
     name*          the experiment (letters, digits, '.', '_', '-'): the default results folder
-    family         "mab" (default), "linear" or "phased"; optional: the algorithms' names say it too (every
-                   algorithm of a config belongs to one family). Part of the fingerprint unless "mab"
+    family         "mab" (default), "linear", "phased" or "ldp"; optional: the algorithms' names
+                   say it too (every algorithm of a config belongs to one family). Part of the
+                   fingerprint unless "mab"
     description    one line
     seed*          integer >= 0
     repetitions*   R >= 1
@@ -27,8 +28,11 @@ The config format. Top-level keys (``*``: required)::
                    Student-t interval) or "se" (±1 standard error, the papers' bands); plots only,
                    not part of the fingerprint (``dp-regret plot --bands`` overrides it)
     x_axis         what a panel's figure plots against: "round" (default: Reg(t)/t against t, a
-                   subplot per ε) or "epsilon" (the final regret Reg(T) against ε, one line per
-                   private algorithm, the non-private ones as horizontal lines); plots only
+                   subplot per ε), "epsilon" (the final regret Reg(T) against ε, one line per
+                   private algorithm, the non-private ones as horizontal lines) or "horizon" (the
+                   panel is one point of the figure ``regret-horizon``: the final regret Reg(T) of
+                   every "horizon" panel against its T, log-log, with the least-squares slope; at
+                   least two such panels with different horizons); plots only
     [instance]     kind*, one of the family's kinds:
                    MAB: gaussian-easy | gaussian-hard | bernoulli | beta | mslr, and
                    arms (K, default 10; synthetic kinds), means (bernoulli, beta: fixed for every
@@ -122,8 +126,9 @@ _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
 #: (the papers' figures; about half as wide at R = 20).
 BANDS = ("ci95", "se")
 DEFAULT_BANDS = "ci95"
-#: What a panel's figure plots against (``x_axis``): the round, or ε (the final regret).
-X_AXES = ("round", "epsilon")
+#: What a panel's figure plots against (``x_axis``): the round, ε (the final regret), or the
+#: horizon (the final regret of each ``"horizon"`` panel against its T, log-log).
+X_AXES = ("round", "epsilon", "horizon")
 DEFAULT_X_AXIS = "round"
 
 #: The limits of a config, each refused before anything runs (the message gives the reason).
@@ -643,7 +648,10 @@ def load_config(source: str | os.PathLike[str] | Mapping[str, Any], quick: bool 
         x_axis = table.get("x_axis", data.get("x_axis", DEFAULT_X_AXIS))
         if not isinstance(x_axis, str) or x_axis not in X_AXES:
             raise ConfigError(
-                xwhere, x_axis, 'one of "round" (Reg(t)/t against t) or "epsilon" (Reg(T) against ε)'
+                xwhere,
+                x_axis,
+                'one of "round" (Reg(t)/t against t), "epsilon" (Reg(T) against ε) or "horizon" '
+                "(Reg(T) against T over the panels)",
             )
         if x_axis == "epsilon" and not any_private:
             raise ConfigError(
@@ -694,6 +702,8 @@ def load_config(source: str | os.PathLike[str] | Mapping[str, Any], quick: bool 
         if p.name in seen:
             raise ConfigError(f"panels[{i}].name", p.name, "a name no other panel has")
         seen.add(p.name)
+    own_axis = [isinstance(t, Mapping) and "x_axis" in t for t in data.get("panels", [{}])]
+    _check_horizon_axis(panels, own_axis, cap)
 
     algorithms: list[AlgorithmSpec] = []
     labels: set[str] = set()
@@ -733,6 +743,32 @@ def load_config(source: str | os.PathLike[str] | Mapping[str, Any], quick: bool 
         privacy_route,
         bands,
         family.name,
+    )
+
+
+def _check_horizon_axis(panels: Sequence[Panel], own: Sequence[bool], cap: int | None) -> None:
+    """``x_axis = "horizon"`` draws a line through the panels that have it: at least two of them,
+    at two horizons or more (after ``[quick]``'s cap), or a :class:`ConfigError` naming the key
+    (``own[i]``: whether panel ``i`` set its ``x_axis`` itself)."""
+    mine = [i for i, p in enumerate(panels) if p.x_axis == "horizon"]
+    if not mine:
+        return
+    where = f"panels[{mine[0]}].x_axis" if own[mine[0]] else "x_axis"
+    horizons = {panels[i].horizon for i in mine}
+    if len(horizons) >= 2:
+        return
+    if cap is not None and len(mine) >= 2:
+        raise ConfigError(
+            "quick.horizon",
+            cap,
+            f'a cap leaving at least two horizons among the x_axis = "horizon" panels (all are {cap} '
+            "under it: no slope can be fitted)",
+        )
+    raise ConfigError(
+        where,
+        "horizon",
+        'at least two panels with x_axis = "horizon" at different horizons (Reg(T) against T fits a '
+        f"slope through them; found {len(mine)} panel(s) at T = {sorted(horizons)})",
     )
 
 

@@ -343,7 +343,10 @@ def plot_results(out_dir: str | os.PathLike[str], bands: str | None = None) -> l
 
     One figure per panel (``regret-<panel>``: a subplot per ε, a line per algorithm with its band;
     non-private algorithms appear in every subplot; a panel with ``x_axis = "epsilon"`` is instead
-    its final regret ``Reg(T)`` against ε, :func:`_draw_final`), and for several panels an overview ``regret``
+    its final regret ``Reg(T)`` against ε, :func:`_draw_final`; the panels with ``x_axis = "horizon"``
+    are drawn together as ``regret-horizon``, each algorithm's final regret ``Reg(T)`` against the
+    panels' T on log-log axes with the least-squares slope in the legend, :func:`horizon_lines`),
+    and for several panels an overview ``regret``
     with every panel and ε (Figure 1 of the paper is such a 2×3 grid), each as PNG, PDF and SVG.
     Colours, line styles and legends: see the module docstring.
 
@@ -455,6 +458,103 @@ def _draw_final(
     return _save(fig, path)
 
 
+@dataclass(frozen=True)
+class HorizonLine:
+    """One line of the ``regret-horizon`` figure: an algorithm at one ε (``None``: non-private)
+    over the ``x_axis = "horizon"`` panels.
+
+    ``horizons`` are the panels' T (their last checkpoint), ``finals`` the mean final regret
+    Reg(T) over the repetitions, and ``slope`` the least-squares slope of ``log Reg(T)`` on
+    ``log T`` (``None`` with fewer than two horizons or a final regret <= 0, which has no log).
+    """
+
+    label: str
+    epsilon: float | None
+    panels: tuple[str, ...]
+    horizons: FloatArray
+    finals: FloatArray
+    slope: float | None
+
+
+def horizon_lines(curves: Sequence[_Curve], panels: Sequence[str]) -> list[HorizonLine]:
+    """The lines of the ``regret-horizon`` figure from the curves of ``panels`` (module docstring
+    of :func:`plot_results`), sorted by T within each line."""
+    keys = list(dict.fromkeys((c.label, c.epsilon) for c in curves if c.panel in panels))
+    out = []
+    for label, eps in keys:
+        points = sorted(
+            (float(c.rounds[-1]), float(c.pseudo[:, -1].mean()), c.panel)
+            for c in curves
+            if c.panel in panels and c.label == label and c.epsilon == eps
+        )
+        horizons = np.array([t for t, _, _ in points])
+        finals = np.array([r for _, r, _ in points])
+        slope = None
+        if len(set(horizons.tolist())) >= 2 and bool((finals > 0).all()):
+            slope = float(np.polyfit(np.log(horizons), np.log(finals), 1)[0])
+        out.append(HorizonLine(label, eps, tuple(p for _, _, p in points), horizons, finals, slope))
+    return out
+
+
+def _draw_horizon(
+    panels: Sequence[str],
+    curves: Sequence[_Curve],
+    title: str,
+    path: Path,
+    bands: str,
+    regret: tuple[str, str] = DEFAULT_REGRET,
+) -> list[Path]:
+    """The ``x_axis = "horizon"`` panels as one figure: each algorithm's (and ε's) final regret
+    Reg(T) against the panel's T on log-log axes, with its band and, in the legend, the
+    least-squares slope of log Reg(T) on log T (the regret exponent: 3/4 for T^{3/4}, ...)."""
+    from matplotlib.figure import Figure
+
+    lines = horizon_lines(curves, panels)
+    look = styles([f"{line.label}" for line in lines])
+    y_band, title_band = _BAND_TEXT[bands]
+    fig = Figure(figsize=(6.4, 4.8), layout="constrained")
+    ax = fig.add_subplot()
+    runs: set[int] = set()
+    for line in lines:
+        style = look[line.label]
+        eps = "" if line.epsilon is None else f", ε={_short(line.epsilon)}"
+        slope = "n/a" if line.slope is None else f"{line.slope:.3f}"
+        ax.plot(
+            line.horizons,
+            line.finals,
+            color=style.color,
+            linestyle=style.linestyle,
+            marker=style.marker,
+            label=f"{line.label}{eps}: slope {slope}",
+        )
+        finals = [
+            c.pseudo[:, -1]
+            for p in line.panels
+            for c in curves
+            if c.panel == p and c.label == line.label and c.epsilon == line.epsilon
+        ]
+        runs.update(len(v) for v in finals)
+        if len({len(v) for v in finals}) == 1:
+            half = band_half_width(np.stack(finals, axis=1), bands)
+            if half is not None:
+                low = np.maximum(line.finals - half, line.finals * 1e-3)  # a log axis: keep it > 0
+                ax.fill_between(line.horizons, low, line.finals + half, color=style.color, alpha=0.18, lw=0)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("horizon T", fontsize=9)
+    ax.set_ylabel(f"final {regret[1].replace('(t)', '(T)')} ({y_band})", fontsize=9)
+    ax.grid(alpha=0.3, which="both")
+    ax.tick_params(labelsize=8)
+    ax.legend(fontsize=7, loc="upper left", framealpha=0.85)
+    r_text = "R = " + "/".join(map(str, sorted(runs)))
+    text = (
+        f"{title}: final {regret[0]} against the horizon (log-log; slope: least squares of "
+        f"log Reg(T) on log T)\nmean of {r_text} runs ± {title_band}"
+    )
+    fig.suptitle("\n".join(textwrap.fill(line, 64) for line in text.split("\n")), fontsize=11)
+    return _save(fig, path)
+
+
 def _plot(out: Path, bands: str | None) -> list[Path]:
     csv_path = out / CSV_FILE
     if not csv_path.is_file():
@@ -481,7 +581,12 @@ def _plot(out: Path, bands: str | None) -> list[Path]:
         eps = list(dict.fromkeys(c.epsilon for c in curves if c.panel == panel and c.epsilon is not None))
         cells_of[panel] = [(panel, e) for e in eps] or [(panel, None)]
     written: list[Path] = []
+    by_horizon = [p for p in panels if axes.get(p) == "horizon"]
+    if by_horizon:
+        written += _draw_horizon(by_horizon, curves, title, out / "regret-horizon.png", bands, regret)
     for panel, cells in cells_of.items():
+        if panel in by_horizon:  # a point of regret-horizon
+            continue
         name = title if panel == title else f"{title}, panel {panel}"
         path = out / f"regret-{panel}.png"
         if axes.get(panel, DEFAULT_X_AXIS) == "epsilon":
@@ -508,8 +613,10 @@ __all__ = [
     "OKABE_ITO",
     "PAPER_COLORS",
     "PAPER_HUES",
+    "HorizonLine",
     "Style",
     "band_half_width",
+    "horizon_lines",
     "plot_results",
     "privacy_text",
     "styles",

@@ -220,3 +220,88 @@ def test_the_family_is_registered_with_its_names() -> None:
     assert isinstance(learner.base, ldp.HazanLevy)
     spec = load_config(small()).panels[0].instance
     assert spec.build_shared() is spec.build_shared()  # built once per process
+
+
+def horizon_config(**changes: Any) -> dict[str, Any]:
+    """Three panels at T = 200, 400, 800 on one quadratic, plotted against the horizon."""
+    config = small(
+        instance={"kind": "ldp-quadratic", "dim": 2},
+        epsilons=[5.0],
+        checkpoints=10,
+        x_axis="horizon",
+        panels=[{"name": f"T{t}", "horizon": t} for t in (200, 400, 800)],
+        algorithms=[{"name": "one-point"}, {"name": "one-point-nonprivate"}],
+    )
+    del config["horizon"]
+    config.update(changes)
+    return config
+
+
+def test_the_horizon_axis_plots_final_regret_against_t_with_the_fitted_slope(tmp_path: Path) -> None:
+    import csv
+    import math
+
+    from learners.plotting import horizon_lines
+    from learners.results import _read_curves
+
+    config = load_config(horizon_config())
+    assert [p.x_axis for p in config.panels] == ["horizon"] * 3
+    # plots only: not part of the fingerprint
+    assert config.fingerprint == load_config(horizon_config(x_axis="round")).fingerprint
+    out = run_experiment(config, tmp_path / "res", progress=False)
+    assert (out / "regret-horizon.png").is_file()
+    assert (out / "regret-horizon.svg").is_file()
+    assert not (out / "regret-T200.png").exists()  # each panel is a point of regret-horizon
+    # by hand from regret.csv: each (label, ε, panel)'s final rows, their mean, and the slope
+    finals: dict[tuple[str, str], dict[int, list[float]]] = {}
+    last: dict[tuple[str, str, str], int] = {}
+    rows = list(csv.DictReader((out / "regret.csv").open()))
+    for row in rows:
+        key = (row["label"], row["epsilon"], row["panel"])
+        last[key] = max(last.get(key, 0), int(row["round"]))
+    for row in rows:
+        key = (row["label"], row["epsilon"], row["panel"])
+        if int(row["round"]) == last[key]:
+            finals.setdefault((row["label"], row["epsilon"]), {}).setdefault(last[key], []).append(
+                float(row["pseudo_regret"])
+            )
+    lines = {
+        (line.label, "" if line.epsilon is None else repr(line.epsilon)): line
+        for line in horizon_lines(_read_curves(out / "regret.csv"), ["T200", "T400", "T800"])
+    }
+    assert set(lines) == set(finals)
+    for key, by_t in finals.items():
+        ts = sorted(by_t)
+        assert ts == [200, 400, 800]
+        means = [sum(by_t[t]) / len(by_t[t]) for t in ts]
+        x = [math.log(t) for t in ts]
+        y = [math.log(m) for m in means]
+        xm, ym = sum(x) / 3, sum(y) / 3
+        slope = sum((a - xm) * (b - ym) for a, b in zip(x, y, strict=True)) / sum((a - xm) ** 2 for a in x)
+        line = lines[key]
+        assert line.horizons.tolist() == ts
+        np.testing.assert_allclose(line.finals, means, rtol=1e-12)
+        assert line.slope == pytest.approx(slope, rel=1e-9)
+
+
+@pytest.mark.parametrize(
+    ("changes", "quick", "field"),
+    [
+        ({"panels": [{"name": "only", "horizon": 200}]}, False, "x_axis"),
+        ({"panels": [{"name": "a", "horizon": 200}, {"name": "b", "horizon": 200}]}, False, "x_axis"),
+        (
+            {
+                "x_axis": "round",
+                "panels": [{"name": "a", "horizon": 300, "x_axis": "horizon"}, {"name": "b", "horizon": 200}],
+            },
+            False,
+            "panels[0].x_axis",
+        ),
+        ({"quick": {"horizon": 100}}, True, "quick.horizon"),
+        ({"x_axis": "time"}, False, "x_axis"),
+    ],
+)
+def test_bad_horizon_axes_name_the_field(changes: dict[str, Any], quick: bool, field: str) -> None:
+    with pytest.raises(ConfigError) as info:
+        load_config(horizon_config(**changes), quick=quick)
+    assert info.value.name == field, str(info.value)
