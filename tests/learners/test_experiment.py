@@ -72,7 +72,8 @@ def test_shipped_configs_cover_the_figures_of_spec_7_4() -> None:
     configs = shipped_configs()
     dpdpe = [f"dpdpe-figure{p}" for p in ("2a", "2b", "2c")]
     fedlcb = [f"fedlcb-figure{p}" for p in ("2a", "2b", "2c", "3a", "3b", "3c", "3d")]
-    assert list(configs) == [*dpdpe, *fedlcb, *(f"figure{i}" for i in range(1, 6))]
+    ldp = ["ldp-mab-ucb", "ldp-movielens", "ldp-table1-2pt", "ldp-table1-fkm", "ldp-table1-hl"]
+    assert list(configs) == [*dpdpe, *fedlcb, *(f"figure{i}" for i in range(1, 6)), *ldp]
     for name, path in configs.items():
         if not name.startswith("figure"):  # another family (tests/learners/test_families.py)
             continue
