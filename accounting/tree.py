@@ -36,7 +36,15 @@ optionally ``l1``) is accounted instead as ``κ``
 :class:`~accounting.mechanisms.DistributedVectorSum` releases at those sensitivities, whose
 guarantee is the d-dimensional closed form (Agarwal–Kairouz–Liu 2021 Thm 3.5 for Skellam shares,
 Kairouz–Liu–Steinke 2021 for discrete Gaussian ones) composed by the RDP route: no longer exact,
-but it sees ``L²`` where the per-coordinate route sees ``d c²``.
+but it sees ``L²`` where the per-coordinate route sees ``d c²``. (Where ``⌊L²⌋`` is close to
+``d c²`` the exact per-coordinate composition can be the tighter: leave ``l2`` out to get it.)
+Measured with Skellam shares, ``M = 100``, ``T = 10⁴``, ``B = 25`` (``κ = 9``), ``δ = 10⁻⁵``, for
+a bias ``x·y`` (``d = 10``) and the upper triangle of ``x xᵀ`` (55 coordinates), ``‖x‖ <= 1``,
+``|y| <= 1``, encoded at scale ``s`` with nearest rounding (replace-one: per coordinate ``2s`` and
+``s``; in ℓ2 ``2s + √10`` and ``√2 s + √55``): at ``s = 10`` the ℓ2 route reaches ``ε = 1`` at share
+variance 1473 where the per-coordinate composition needs 11 900 (8.1 times; at 1473 it gives
+``ε = 3.20``); at ``s = 100``, 93 418 against 1.18-1.20·10⁶ (12.7 times). An ℓ2 evaluation takes
+0.1 s, the per-coordinate PLD 3-5 s at ``s = 10`` and 36-52 s at ``s = 100``.
 
 **Closed forms beside the exact answer.** :func:`paper_sigma` is Theorem 5.1's
 ``σ0² = 8κ(log(2/δ) + ε)/ε²``; :func:`code_sigma` is the authors' code,
