@@ -382,7 +382,10 @@ def fixed_clients(alpha: float, horizon: int) -> int:
     """DPE-FixedU's default ``U``: the mean of ``⌈2^{αl}⌉`` over the phases that can finish (§7.3).
 
     With ``s_l`` constant this gives DPE's communication ``Σ_l s_l |U_l|`` (rounded to the nearest
-    integer ``U``).
+    integer ``U``) **if DPE runs every phase**. It does not once one arm is left: on spec §7.2's
+    instance at ``T = 10^6`` DPE stops after 14 phases (40788 reals per run), and this ``U`` (2822)
+    gives DPE-FixedU 15 times DPE's communication. For equal communication measure DPE's and pass
+    ``clients`` (the shipped ``dpdpe-figure2c``: ``U = 84``).
     """
     T = v.integer("horizon", horizon, minimum=1)
     L = _completable(T)
