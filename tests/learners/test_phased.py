@@ -558,3 +558,32 @@ def test_bad_run(inst: PhasedInstance) -> None:
         run(make_learner("pe"), small, 101, tapes=tapes(1), rng=np.random.default_rng(0))
     assert err.value.name == "population"
     assert "101" in str(err.value)
+
+
+def test_faithful_widths_reproduce_the_table_of_spec_7_4() -> None:
+    """Spec §7.4's reference widths (faithful mode, the paper's classic σ, B = 1, ε = 10, δ = 0.25,
+    S = 104, T = 10^6, on the §7.2 instance where s_l = 33): W at l = 10 is 0.120 (DPE), 4.85 (CDP),
+    75.8 (LDP), 1625 (SDP), and at l = 15 18.9 (LDP), 102 (SDP); the widths are the spec's
+    independent computation, the designs here have s_l = 33 at those phases."""
+    inst = draw_instance(np.random.default_rng(0))
+    table = {
+        "dpe": {10: 0.120},
+        "cdp-dpe": {10: 4.85},
+        "ldp-dpe": {10: 75.8, 15: 18.9},
+        "sdp-dpe": {10: 1625, 15: 102},
+    }
+    for name, rows in table.items():
+        records: list[Any] = []
+        kw: dict[str, Any] = {} if name == "dpe" else {"delta": 0.25, "calibration": "classic"}
+        learner = make_learner(name, None if name == "dpe" else 10.0, **kw)
+        run(
+            learner,
+            inst,
+            10**6,
+            tapes=[np.random.default_rng(0)],
+            rng=np.random.default_rng(1),
+            observer=records.append,
+        )
+        widths = {r.phase: float(np.asarray(r.width).ravel()[0]) for r in records}
+        for phase, expected in rows.items():
+            assert widths[phase] == pytest.approx(expected, rel=0.01), (name, phase)
