@@ -18,9 +18,10 @@ engineers' jobs; load = 1-minute load average of the 2 cores):
 * full scale: **134 s** (2 min 14 s) with nothing else running (load 1.4 → 1.8, this run's two
   threads), peak resident memory **314 MiB**: both targets met (3 min, 4 GB). 188 s at load 2-4
   (two other engineers' test jobs on the 2 cores), 332 MiB. Before the packed-features rewrite
-  (issue 16, second session): 387 s at load 1.1-1.7. Per round and curve (R = 25, M = K = 100, d = 10), at load about 1-1.5: 3.2-4.0
-  ms of wall time, of which the main thread's CPU is 2.5-3.3 ms and the drawing thread's
-  (arms and their quadratic features) 3.1-3.5 ms, so the run keeps both cores busy;
+  (issue 16, second session): 387 s at load 1.1-1.7. Per round and curve (R = 25, M = K = 100,
+  d = 10), at load about 1-1.5: 3.2-4.0 ms of wall time, of which the main thread's CPU is
+  2.5-3.3 ms and the drawing thread's (arms and their quadratic features) 3.1-3.5 ms, so the run
+  keeps both cores busy;
 * small variant (M = 10, T = 2000, 5 repetitions): 3.1 s.
 
 Where the time goes now (line profile of one Algorithm 1 curve): the two score products per silo
