@@ -368,6 +368,14 @@ class Accountant:
         """The events composed so far, in order."""
         return tuple(self._events)
 
+    def copy(self) -> Accountant:
+        """An independent ledger with the same relation, precision and events (composing into one
+        leaves the other as it was)."""
+        out = Accountant(self.neighbouring, self.dps)
+        out._events = list(self._events)
+        out._views = list(self._views)
+        return out
+
     def _views_of(self, entries: list[Event]) -> list[Mechanism]:
         views: list[Mechanism] = []
         for e in entries:

@@ -1132,19 +1132,12 @@ class RunResult:
     @property
     def ledgers(self) -> dict[int, Accountant]:
         """One user's ledger (key 1; every round's user has the same one), a copy."""
-        return {k: _copy(acc) for k, acc in self._ledgers.items()}
+        return {k: acc.copy() for k, acc in self._ledgers.items()}
 
     @cached_property
     def privacy(self) -> Privacy:
         """:func:`privacy_of` the run's ledgers at :attr:`delta`."""
         return privacy_of(self.learner, self.noise, self._ledgers, self.delta)
-
-
-def _copy(accountant: Accountant) -> Accountant:
-    out = Accountant(accountant.neighbouring, accountant.dps)
-    for event in accountant.ledger:
-        out.compose(event)
-    return out
 
 
 # ---------------------------------------------------------------------------------------

@@ -978,19 +978,12 @@ class RunResult:
     @property
     def ledgers(self) -> dict[int, Accountant]:
         """The ledger of one user of each kind of batch, keyed by the nodes per stream it entered (copies)."""
-        return {n: _copy(acc) for n, acc in self._ledgers.items()}
+        return {n: acc.copy() for n, acc in self._ledgers.items()}
 
     @cached_property
     def privacy(self) -> Privacy:
         """:func:`privacy_of` the run's ledgers at :attr:`delta` (memoized per ledger)."""
         return privacy_of(self.learner, self.noise, self._ledgers, self.delta)
-
-
-def _copy(accountant: Accountant) -> Accountant:
-    out = Accountant(accountant.neighbouring, accountant.dps)
-    for event in accountant.ledger:
-        out.compose(event)
-    return out
 
 
 # ---------------------------------------------------------------------------------------

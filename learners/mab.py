@@ -743,7 +743,7 @@ class RunResult:
         size when it was made. Releases of one size are identical (same parameters), so one
         ledger per size holds all a user of such a batch spent; :attr:`releases` counts them.
         """
-        return {n: _copy(acc) for n, acc in self._ledgers.items()}
+        return {n: acc.copy() for n, acc in self._ledgers.items()}
 
     def ledger(self, batch_size: int) -> Accountant:
         """The ledger of one user of a released batch of ``batch_size`` (a copy)."""
@@ -754,7 +754,7 @@ class RunResult:
                 batch_size,
                 "a released batch size: one of " + ", ".join(map(str, self.batch_sizes)),
             )
-        return _copy(self._ledgers[n])
+        return self._ledgers[n].copy()
 
     @cached_property
     def privacy(self) -> Privacy:
@@ -764,13 +764,6 @@ class RunResult:
         sum over a large batch); answers are memoized per process, so a ledger is answered once.
         """
         return privacy_of(self.learner, self._ledgers, self.delta, self.route)
-
-
-def _copy(accountant: Accountant) -> Accountant:
-    out = Accountant(accountant.neighbouring, accountant.dps)
-    for event in accountant.ledger:
-        out.compose(event)
-    return out
 
 
 # ---------------------------------------------------------------------------------------

@@ -798,19 +798,12 @@ class RunResult:
     @property
     def ledgers(self) -> dict[int, Accountant]:
         """The ledger of a client of each phase that released, keyed by the phase (copies)."""
-        return {n: _copy(acc) for n, acc in self._ledgers.items()}
+        return {n: acc.copy() for n, acc in self._ledgers.items()}
 
     @cached_property
     def privacy(self) -> Privacy:
         """:func:`privacy_of` the run's ledgers at :attr:`delta`."""
         return privacy_of(self.learner, self._ledgers, self.delta)
-
-
-def _copy(accountant: Accountant) -> Accountant:
-    out = Accountant(accountant.neighbouring, accountant.dps)
-    for event in accountant.ledger:
-        out.compose(event)
-    return out
 
 
 # ---------------------------------------------------------------------------------------

@@ -321,3 +321,17 @@ def test_auto_takes_the_continuous_laplace_pld() -> None:
     ]
     assert answer.lo <= max(estimates)
     assert min(estimates) <= answer.hi
+
+
+def test_copy_is_an_independent_ledger_with_the_same_answers() -> None:
+    from accounting import AdditiveNoise, Gaussian
+    from accounting.accountant import Accountant
+
+    original = Accountant("add-remove", dps=30).compose(AdditiveNoise(Gaussian(2.0)), 3)
+    twin = original.copy()
+    assert (twin.neighbouring, twin.dps) == (original.neighbouring, original.dps)
+    assert twin.ledger == original.ledger
+    assert twin.epsilon(1e-5).hi == original.epsilon(1e-5).hi
+    twin.compose(AdditiveNoise(Gaussian(1.0)))
+    assert len(original.ledger) == 1
+    assert len(twin.ledger) == 2
