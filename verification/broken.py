@@ -17,7 +17,12 @@ The defects (``papers/distributed-dp-mab.md`` is "the spec"):
 * ``skellam-dropout`` — distributed Skellam noise with one of the ``n`` users' shares
   missing (spec §9.5), accounted as if all ``n`` were there;
 * ``discrete-gaussian-sigma`` — a discrete Gaussian whose σ is smaller than the claimed one
-  by a factor √2 (a variance/σ² mix-up), claiming the correct σ's ``ε(δ)``.
+  by a factor √2 (a variance/σ² mix-up), claiming the correct σ's ``ε(δ)``;
+* ``ldp-linucb-code-sigma`` — the Gaussian noise of LDP-LinUCB in the official code of Zheng et
+  al. 2020 (``papers/ldp-bandits.md`` §6.2, P6(i), P7): ``σ = (2 + 2Y) sqrt(ln(1.25/δ))/ε``, √2
+  below the Gaussian-mechanism formula its README states, at the stated sensitivity ``2 + 2Y``,
+  claiming the stated ``(ε, δ) = (4, 0.1)`` (exact ε 5.60); its counterpart
+  ``ldp-linucb-exact-sigma`` is the σ :mod:`learners.ldp`'s paper mode calibrates exactly.
 
 The parameters are chosen so that ``10^6`` samples per side flag each defect clearly.
 
@@ -39,7 +44,7 @@ adaptivity) are not sampled audits; they are in :mod:`verification.federated`.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from functools import cache
@@ -50,7 +55,8 @@ from numpy.typing import NDArray
 
 from accounting import _validate as v
 from accounting.mechanisms import AdditiveNoise, DistributedSum
-from accounting.noise import DiscreteGaussian, DiscreteLaplace, Laplace, Polya, Skellam
+from accounting.noise import DiscreteGaussian, DiscreteLaplace, Gaussian, Laplace, Polya, Skellam
+from learners.ldp import code_mode_check, gaussian_multiplier
 from verification.audit import (
     AuditResult,
     CoordinateDifference,
@@ -59,7 +65,7 @@ from verification.audit import (
     additive_pair,
     audit,
 )
-from verification.errors import ParameterError
+from verification.errors import ParameterError, ParameterTypeError
 from verification.federated import SideChannelPair, Verdict, side_channel_claim
 
 __all__ = [
@@ -417,6 +423,71 @@ def _discrete_gaussian(wrong: bool, sigma: float = 10.0, sensitivity: int = 10) 
 
 
 # ---------------------------------------------------------------------------------------
+# LDP-LinUCB's σ in the official code (ldp-bandits.md §1.3, §6.2, P6(i), P7)
+# ---------------------------------------------------------------------------------------
+
+#: The claim the LDP-LinUCB entries audit: δ = 0.1 is the official code's (spec §6.2); at ε = 4 the
+#: code's σ misses it by enough for 10^6 samples a side (the official ε ~ 10^5 is beyond any audit).
+_LDP_EPSILON, _LDP_DELTA = 4.0, 0.1
+
+
+def _ldp_linucb(code: bool, epsilon: float = _LDP_EPSILON, delta: float = _LDP_DELTA) -> BrokenMechanism:
+    """LDP-LinUCB's user noise as the Gaussian mechanism the official code says it is.
+
+    The code (``src/linucb.py``, rewards in ``[-1, 1]``: ``Y = 1``) releases ``x xᵀ + B`` and
+    ``y x + ξ`` with ``σ = (2 + 2Y) sqrt(ln(1.25/δ))/ε`` (:func:`learners.ldp.code_sigma`), and its
+    README states Dwork–Roth's ``(2 + 2Y) sqrt(2 ln(1.25/δ))/ε`` (:func:`learners.ldp.classic_sigma`,
+    spec §1.3): one Gaussian mechanism on the concatenated message of sensitivity ``2 + 2Y = 4``,
+    ``(ε, δ)``-LDP. The code lost the 2 under the root, so its σ is √2 short. Both entries sample
+    ``N(0, σ²)`` added to 0 versus 4 and claim the stated ``(ε, δ) = (4, 0.1)``:
+
+    * broken (``code=True``): the code's σ = 1.5893; its exact ε at δ = 0.1 is 5.5993
+      (:func:`learners.ldp.code_mode_check`), and 10^6 samples a side bound it below by about 5.4;
+    * correct: σ = 4 z = 1.9422 with ``z`` :func:`learners.ldp.gaussian_multiplier`, the least
+      multiplier the Accountant certifies ``(4, 0.1)`` for (the paper mode's exact calibration, here
+      for the stated sensitivity 4; ×4 is exact in floating point), about 3.9 from 10^6 samples a side.
+
+    At ``(4, 0.1)`` the README's σ = 2.2475 would meet the claim (exact ε 3.13, though the classic
+    formula is proved only for ε < 1, P7): the missing √2 alone breaks it. This audits the code's
+    argument — σ for one query of sensitivity 4 — not the release itself: LDP-LinUCB's messages have
+    block sensitivities √2 and 2Y (:mod:`learners.ldp`), at which the code's σ gives ε = 2.46 at
+    δ = 0.1 (``code_mode_check(...).epsilon_blocks``); the triangle bound's slack hides the missing
+    factor there (up to ε ≈ 8 at δ = 0.1).
+    """
+    check = code_mode_check(epsilon, delta)
+    sensitivity = check.stated_sensitivity
+    if code:
+        return BrokenMechanism(
+            name="ldp-linucb-code-sigma",
+            description=(
+                f"N(0, σ^2) with the official LDP-LinUCB code's σ = {sensitivity:g} sqrt(ln(1.25/δ))/ε = "
+                f"{check.sigma_code:.6g} added to 0 versus {sensitivity:g} (its stated sensitivity 2 + 2Y, "
+                f"Y = 1); the README's σ = {sensitivity:g} sqrt(2 ln(1.25/δ))/ε = {check.sigma_stated:.6g} "
+                f"is √2 larger; exact ε {check.epsilon_stated:.4g} at δ = {delta:g}, not {epsilon:g}"
+            ),
+            claimed_epsilon=check.claimed_epsilon,
+            delta=check.delta,
+            sample_pair=additive_pair(Gaussian(check.sigma_code), sensitivity),
+            reference="papers/ldp-bandits.md §1.3, §6.2 (official code src/linucb.py), §8 P6(i), P7",
+        )
+    sigma = gaussian_multiplier(epsilon, delta) * sensitivity
+    return BrokenMechanism(
+        name="ldp-linucb-exact-sigma",
+        description=(
+            f"N(0, σ^2) with σ = {sigma:.6g}, the least the Accountant certifies (ε, δ) = "
+            f"({epsilon:g}, {delta:g}) at sensitivity {sensitivity:g} (learners.ldp's paper mode), "
+            f"added to 0 versus {sensitivity:g}"
+        ),
+        claimed_epsilon=check.claimed_epsilon,
+        delta=check.delta,
+        sample_pair=additive_pair(Gaussian(sigma), sensitivity),
+        reference=(
+            "papers/ldp-bandits.md §1.3, §4.2, §8 P7; accounting.calibration.calibrate('gaussian', ε, δ)"
+        ),
+    )
+
+
+# ---------------------------------------------------------------------------------------
 # Federated LinUCB: the schedule side channel of Dubey & Pentland (federated-lcb.md §7.2, §7.5 A1)
 # ---------------------------------------------------------------------------------------
 
@@ -499,6 +570,7 @@ BROKEN: tuple[BrokenMechanism, ...] = (
     _float_laplace(),
     _skellam(dropout=True),
     _discrete_gaussian(wrong=True),
+    _ldp_linucb(code=True),
 )
 
 #: Their correct counterparts, in the same order; the auditor must not flag them.
@@ -508,7 +580,20 @@ CORRECT: tuple[BrokenMechanism, ...] = (
     _discrete_laplace(),
     _skellam(dropout=False),
     _discrete_gaussian(wrong=False),
+    _ldp_linucb(code=False),
 )
+
+
+def _names(names: Sequence[str] | None) -> frozenset[str] | None:
+    """``run_catalogue``'s ``names``, validated: None, or a non-empty set of entry names."""
+    if names is None:
+        return None
+    if isinstance(names, str) or not isinstance(names, Sequence) or not names:
+        raise ParameterTypeError("names", names, "a non-empty sequence of entry names, or None")
+    for name in names:
+        if not isinstance(name, str):
+            raise ParameterTypeError("names", name, "an entry name (a str)")
+    return frozenset(names)
 
 
 @dataclass(frozen=True)
@@ -544,6 +629,7 @@ def run_catalogue(
     confidence: float = 0.95,
     include_correct: bool = True,
     federated: bool = False,
+    names: Sequence[str] | None = None,
     audit_fn: Callable[..., AuditResult] = audit,
     **options: Any,
 ) -> list[CatalogueRow]:
@@ -564,6 +650,9 @@ def run_catalogue(
         Also audit the federated LinUCB entries (broken, then correct if ``include_correct``); an
         entry's ``samples`` and ``pilot`` cap the catalogue's. Their seeds are spawned after the
         others', so the other entries' results do not depend on it.
+    names : sequence of str or None
+        Audit only the entries of these names, among those the other arguments select (None: all).
+        Each entry keeps the seed it has without ``names``, so its row is the one the whole run gives.
     audit_fn : callable
         The auditor (default :func:`verification.audit.audit`).
     **options
@@ -580,18 +669,30 @@ def run_catalogue(
         raise ParameterError(
             "options", sorted(options), "no statistic, delta or claimed_epsilon (set per entry)"
         )
+    wanted = _names(names)
     entries = [(m, True) for m in BROKEN] + ([(m, False) for m in CORRECT] if include_correct else [])
     root = np.random.SeedSequence(seed)
     seeds = root.spawn(len(entries))
-    if federated:
+    # The federated entries cost a calibration to build: not when every name asked is another's.
+    if federated and (wanted is None or not wanted <= {m.name for m, _ in entries}):
         fed_broken, fed_correct = federated_catalogue()
         more = [(m, True) for m in fed_broken] + (
             [(m, False) for m in fed_correct] if include_correct else []
         )
         entries += more
         seeds += root.spawn(len(more))
+    chosen = list(zip(entries, seeds, strict=True))
+    if wanted is not None:
+        known = [m.name for m, _ in entries]
+        unknown = sorted(wanted - set(known))
+        if unknown:
+            more_names = "" if federated else " (federated=True adds the federated LinUCB entries)"
+            raise ParameterError(
+                "names", unknown[0], f"the name of an entry of this run: {', '.join(known)}{more_names}"
+            )
+        chosen = [(entry, child) for entry, child in chosen if entry[0].name in wanted]
     rows = []
-    for (mech, broken), child in zip(entries, seeds, strict=True):
+    for (mech, broken), child in chosen:
         extra = dict(options)
         if mech.pilot is not None:
             asked = v.integer("pilot", options["pilot"], minimum=100) if "pilot" in options else mech.pilot

@@ -575,3 +575,28 @@ def test_calibrate_stops_at_its_time_limit(capsys: pytest.CaptureFixture[str]) -
     if quick["variance"] > full["variance"]:
         assert quick["converged"] is False
         assert quick["not_met"] < full["variance"]
+
+
+@pytest.mark.parametrize(
+    ("epsilon", "delta", "exact"),
+    [(4.0, 0.1, 5.599336490515581), (1.0, 1e-5, 1.098212911762611)],
+)
+def test_epsilon_shows_the_ldp_linucb_code_sigma_missing_its_claim(
+    epsilon: float, delta: float, exact: float, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 18 (papers/ldp-bandits.md §6.2, §8 P6(i)): ``dp-account epsilon`` of the official LDP-LinUCB
+    code's σ = 4 sqrt(ln(1.25/δ))/ε at its stated sensitivity 2 + 2Y = 4 prints an ε above the stated
+    one; ``calibrate`` gives the least σ for the claim, above the code's. (The test may use learners;
+    accounting does not.)"""
+    from learners.ldp import code_mode_check, code_sigma
+
+    sigma = code_sigma(epsilon, delta)
+    argv = ["epsilon", "--noise", "gaussian", "--sigma", repr(sigma), "--sensitivity", "4"]
+    data = _json(capsys, [*argv, "--delta", repr(delta), "--no-progress"])
+    assert data["epsilon"] > epsilon  # type: ignore[operator]
+    assert data["epsilon"] == pytest.approx(exact, rel=1e-12)
+    assert data["epsilon"] == code_mode_check(epsilon, delta).epsilon_stated  # one accounting, two doors
+    target = ["--epsilon", repr(epsilon), "--delta", repr(delta), "--sensitivity", "4", "--no-progress"]
+    cal = _json(capsys, ["calibrate", "--noise", "gaussian", *target])
+    assert cal["epsilon_certified"] <= epsilon  # type: ignore[operator]
+    assert cal["sigma"] > sigma * 1.05  # type: ignore[operator]

@@ -59,6 +59,30 @@ def test_proofs(capsys: pytest.CaptureFixture[str]) -> None:
     assert all(p["holds"] for p in proofs.values())
 
 
+def test_broken_entry_shows_the_ldp_linucb_code_missing_its_claim(capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 18: ``broken --entry`` audits only the named entries (here at 10^5 samples a side): the
+    official LDP-LinUCB code's σ is flagged at its stated (4, 0.1), the exactly calibrated σ is not."""
+    code, data = _run(
+        "broken --entry ldp-linucb-code-sigma --entry ldp-linucb-exact-sigma --samples 100000", capsys
+    )
+    assert code == 0  # every verdict as expected
+    assert data["passed"] is True
+    assert data["checks"] == []  # the federated checks are no entries
+    rows = data["rows"]
+    assert isinstance(rows, list)
+    verdicts = {row["name"]: (row["broken"], row["flagged"], row["claimed_epsilon"]) for row in rows}
+    assert verdicts == {
+        "ldp-linucb-code-sigma": (True, True, 4.0),
+        "ldp-linucb-exact-sigma": (False, False, 4.0),
+    }
+    assert rows[0]["epsilon_lower"] > 4.5
+    assert main(shlex.split("broken --entry ldp-linucb-code-sigma --samples 100000")) == 0
+    text = capsys.readouterr().out
+    assert "ldp-linucb-code-sigma" in text
+    assert "flagged      ok" in text
+    assert "federated LinUCB, not sampled" not in text
+
+
 @pytest.mark.parametrize(
     "argv",
     [
@@ -123,6 +147,7 @@ def test_sampler_exact_of_a_continuous_noise_is_refused(capsys: pytest.CaptureFi
             "--scheduler",
         ),
         ("broken --samples 1000000000000000000000", "--samples"),
+        ("broken --entry no-such-entry --samples 1000", "--entry"),
         # discrete Gaussian sums: the exact PMF of 10^6 shares and 4e9 share draws hung
         ("sampler --noise discrete-gaussian --sigma 3 --users 1000000 --samples 2000", "--users"),
         ("sampler --noise discrete-gaussian --sigma 3 --users 10000 --samples 100000", "--users"),

@@ -20,6 +20,8 @@ from learners import linear
 from learners.linear_instances import LinearInstance
 from verification.audit import AuditResult, SamplePair, audit
 from verification.broken import (
+    BROKEN,
+    CORRECT,
     FEDERATED_SAMPLES,
     BrokenMechanism,
     federated_catalogue,
@@ -149,9 +151,9 @@ def test_the_catalogue_without_federated_entries_is_unchanged() -> None:
         calls.append(1)
         return audit(sample_pair, **{**kwargs, "samples": 200, "pilot": 100})
 
-    assert len(run_catalogue(samples=200, seed=0, audit_fn=count)) == 10
+    assert len(run_catalogue(samples=200, seed=0, audit_fn=count)) == len(BROKEN) + len(CORRECT)
     rows = run_catalogue(samples=200, seed=0, audit_fn=count, federated=True, include_correct=False)
-    assert [r.name for r in rows[5:]] == ["dubey-pentland-schedule", "dubey-pentland-action"]
+    assert [r.name for r in rows[len(BROKEN) :]] == ["dubey-pentland-schedule", "dubey-pentland-action"]
 
 
 def test_an_entry_caps_the_catalogue_samples_and_pilot() -> None:
@@ -162,10 +164,11 @@ def test_an_entry_caps_the_catalogue_samples_and_pilot() -> None:
         return audit(sample_pair, **{**kwargs, "samples": 200, "pilot": 100})
 
     run_catalogue(samples=10**6, seed=0, audit_fn=spy, federated=True, pilot=500)
-    fed = seen[10:]
+    others = len(BROKEN) + len(CORRECT)
+    fed = seen[others:]
     assert len(fed) == 4
     assert all(k["samples"] == FEDERATED_SAMPLES and k["pilot"] == 500 for k in fed)
-    assert all(k["samples"] == 10**6 and k["pilot"] == 500 for k in seen[:10])
+    assert all(k["samples"] == 10**6 and k["pilot"] == 500 for k in seen[:others])
 
 
 # ---------------------------------------------------------------------------------------
