@@ -8,9 +8,11 @@ takes, and checks them.
 The config format. Top-level keys (``*``: required)::
 
     name*          the experiment (letters, digits, '.', '_', '-'): the default results folder
-    family         "mab" (default), "linear", "phased" or "ldp"; optional: the algorithms' names
-                   say it too (every algorithm of a config belongs to one family). Part of the
-                   fingerprint unless "mab"
+    family         "mab" (default), "linear", "phased" or "ldp"; optional: the first algorithm's
+                   name says it too. The algorithms may span families when every panel's instance
+                   is one each of them runs (:data:`learners.families.ADOPTED_KINDS`: Bernoulli arms
+                   with fixed means, for the mab and ldp families). Part of the fingerprint unless
+                   "mab"
     description    one line
     seed*          integer >= 0
     repetitions*   R >= 1
@@ -33,6 +35,9 @@ The config format. Top-level keys (``*``: required)::
                    panel is one point of the figure ``regret-horizon``: the final regret Reg(T) of
                    every "horizon" panel against its T, log-log, with the least-squares slope; at
                    least two such panels with different horizons); plots only
+    y_axis         what a "round" panel's figures plot against t, one name or a list of them (a
+                   figure each): "average" (default: the time-average regret Reg(t)/t),
+                   "cumulative" (Reg(t)) or "sqrt" (Reg(t)/√t); plots only
     [instance]     kind*, one of the family's kinds:
                    MAB: gaussian-easy | gaussian-hard | bernoulli | beta | mslr, and
                    arms (K, default 10; synthetic kinds), means (bernoulli, beta: fixed for every
@@ -70,7 +75,7 @@ import os
 import re
 import tomllib
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -82,6 +87,7 @@ from accounting import _validate as v
 from learners import mab
 from learners.errors import ConfigError, ParameterError, ParameterTypeError
 from learners.families import (
+    ADOPTED_KINDS,
     DEFAULT_FAMILY,
     FAMILIES,
     Family,
@@ -89,6 +95,7 @@ from learners.families import (
     LinearInstanceSpec,
     MSLRLinearSpec,
     family_of_algorithm,
+    instance_for,
 )
 
 FloatArray = NDArray[np.float64]
@@ -111,12 +118,13 @@ _TOP_KEYS = (
     "privacy_route",
     "bands",
     "x_axis",
+    "y_axis",
     "instance",
     "algorithms",
     "panels",
     "quick",
 )
-_PANEL_KEYS = ("name", "instance", "horizon", "epsilons", "x_axis")
+_PANEL_KEYS = ("name", "instance", "horizon", "epsilons", "x_axis", "y_axis")
 _ALGORITHM_KEYS = ("name", "label", "params")
 _QUICK_KEYS = ("horizon", "repetitions", "checkpoints")
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
@@ -130,6 +138,10 @@ DEFAULT_BANDS = "ci95"
 #: horizon (the final regret of each ``"horizon"`` panel against its T, log-log).
 X_AXES = ("round", "epsilon", "horizon")
 DEFAULT_X_AXIS = "round"
+#: What a ``"round"`` panel's figures plot against t (``y_axis``, one figure each): the
+#: time-average regret ``Reg(t)/t``, the cumulative regret ``Reg(t)`` or ``Reg(t)/√t``.
+Y_AXES = ("average", "cumulative", "sqrt")
+DEFAULT_Y_AXES = ("average",)
 
 #: The limits of a config, each refused before anything runs (the message gives the reason).
 #: Rounds are simulated pull by pull (about 3·10^7 a second per core): 10^12 rounds are hours of
@@ -201,6 +213,11 @@ class Panel:
     epsilons : tuple of float
     x_axis : str
         What the panel's figure plots against, one of :data:`X_AXES` (plots only).
+    y_axes : tuple of str
+        What its figures plot against t, each one of :data:`Y_AXES` (plots only).
+    adopted : tuple of (str, instance)
+        The panel's instance as built by each other family of a config whose algorithms span
+        families (:func:`learners.families.instance_for`); see :meth:`for_family`.
     """
 
     name: str
@@ -208,10 +225,19 @@ class Panel:
     horizon: int
     epsilons: tuple[float, ...]
     x_axis: str = DEFAULT_X_AXIS
+    y_axes: tuple[str, ...] = DEFAULT_Y_AXES
+    adopted: tuple[tuple[str, Any], ...] = field(default=(), compare=False, repr=False)
     #: Where the panel's instance, epsilons and horizon were given in the config (for error messages).
     instance_where: str = field(default="instance", compare=False, repr=False)
     epsilons_where: str = field(default="epsilons", compare=False, repr=False)
     horizon_where: str = field(default="horizon", compare=False, repr=False)
+
+    def for_family(self, name: str) -> Panel:
+        """The panel with its instance as family ``name`` runs it (itself for the config's family)."""
+        for fam, instance in self.adopted:
+            if fam == name:
+                return replace(self, instance=instance, adopted=())
+        return self
 
 
 @dataclass(frozen=True)
@@ -257,8 +283,10 @@ class Config:
         The accountant route of the privacy report (not part of the fingerprint: units hold the
         ledgers, and the report answers them when the outputs are written).
     family : str
-        The learner family of every algorithm (:data:`learners.families.FAMILIES`); part of the
-        fingerprint unless it is the default ``"mab"`` (so configs of older versions keep theirs).
+        The config's learner family (:data:`learners.families.FAMILIES`): its first algorithm's,
+        or the ``family`` key; the panels' instances are of this family (each algorithm of another
+        family runs on :meth:`Panel.for_family`). Part of the fingerprint unless it is the default
+        ``"mab"`` (so configs of older versions keep theirs).
     bands : str
         The band of the plots, one of :data:`BANDS` (not part of the fingerprint: plots only).
     quick : bool
@@ -284,6 +312,11 @@ class Config:
         """The config's learner family."""
         return FAMILIES[self.family]
 
+    @property
+    def families(self) -> tuple[str, ...]:
+        """The families of the config's algorithms, the config's own first."""
+        return tuple(dict.fromkeys([self.family, *(a.family for a in self.algorithms)]))
+
     def to_dict(self) -> dict[str, Any]:
         """The resolved configuration as TOML-ready data (:func:`load_config` reads it back)."""
         family = {"family": self.family} if self.family != DEFAULT_FAMILY else {}
@@ -307,6 +340,7 @@ class Config:
                     "horizon": p.horizon,
                     "epsilons": list(p.epsilons),
                     **({"x_axis": p.x_axis} if p.x_axis != DEFAULT_X_AXIS else {}),
+                    **({"y_axis": list(p.y_axes)} if p.y_axes != DEFAULT_Y_AXES else {}),
                     "instance": p.instance.to_dict(),
                 }
                 for p in self.panels
@@ -321,7 +355,7 @@ class Config:
     @property
     def fingerprint(self) -> str:
         """A hash of everything the numbers depend on (not the names, description, labels, the
-        privacy route or the plots' bands and x-axes)."""
+        privacy route or the plots' bands and axes)."""
         data = self.to_dict()
         del data["name"], data["description"], data["privacy_route"], data["bands"]
         for algorithm in data["algorithms"]:
@@ -329,6 +363,7 @@ class Config:
         for panel in data["panels"]:
             del panel["name"]
             panel.pop("x_axis", None)
+            panel.pop("y_axis", None)
         text = json.dumps(data, sort_keys=True, separators=(",", ":"))
         return "sha256:" + hashlib.sha256(text.encode()).hexdigest()
 
@@ -464,46 +499,56 @@ def _algorithm(i: int, value: object) -> tuple[str, str | None, dict[str, Any]]:
     return name, label, params
 
 
-def _family(data: Mapping[str, Any], names: Sequence[str]) -> Family:
-    """The config's family: its ``family`` key, else the family of ``algorithms[0]``; every
-    algorithm must belong to it (a :class:`ConfigError` naming the first that does not)."""
+def _family(data: Mapping[str, Any], names: Sequence[str]) -> tuple[Family, list[Family]]:
+    """The config's family (its ``family`` key, else the family of ``algorithms[0]``) and each
+    algorithm's. Algorithms of several families must name the regret alike (one figure draws them
+    together); the panels' instances are checked by :func:`_instance`."""
     if "family" in data:
         given = data["family"]
         if not isinstance(given, str) or given not in FAMILIES:
             raise ConfigError("family", given, "one of " + ", ".join(FAMILIES))
-        chosen, why = FAMILIES[given], f"the config's family is '{given}'"
+        chosen = FAMILIES[given]
     else:
         found = family_of_algorithm(names[0])
         assert found is not None  # checked by _algorithm
-        chosen, why = found, f"algorithms[0] ('{names[0]}') is of the '{found.name}' family"
+        chosen = found
+    each: list[Family] = []
     for i, name in enumerate(names):
-        if name not in chosen.algorithms:
-            other = family_of_algorithm(name)
+        own = family_of_algorithm(name)
+        assert own is not None  # checked by _algorithm
+        if own.regret_label != chosen.regret_label:
             raise ConfigError(
                 f"algorithms[{i}].name",
                 name,
-                f"an algorithm of the '{chosen.name}' family ({why}; one config runs one family, and "
-                f"'{name}' is of the '{other.name if other else '?'}' family): one of "
-                + ", ".join(chosen.algorithms),
+                f"an algorithm whose regret is the {chosen.regret_label[0]} {chosen.regret_label[1]}, as "
+                f"the config's '{chosen.name}' family's ('{name}' is of the '{own.name}' family: "
+                f"{own.regret_label[0]} {own.regret_label[1]}); one of " + ", ".join(chosen.algorithms),
             )
-    return chosen
+        each.append(own)
+    return chosen, each
 
 
-def _instance(where: str, value: object, base: Path, family: Family) -> Instance:
-    """``[instance]``: its ``kind`` one of the family's, its keys the kind's, checked by the family."""
+def _instance(
+    where: str, value: object, base: Path, family: Family, others: Sequence[Family]
+) -> tuple[Instance, tuple[tuple[str, Any], ...]]:
+    """``[instance]``: its ``kind`` one the config's family runs, its keys the kind's, checked by
+    the family; and the same instance as each family of ``others`` runs it (:func:`instance_for`)."""
     table = _table(where, value)
-    kinds = ", ".join(family.instance_keys)
-    valid = f"one of {kinds} (the instance kinds of the '{family.name}' family)"
-    if "kind" not in table:
+    kind = table.get("kind")
+    owner = next((f for f in FAMILIES.values() if isinstance(kind, str) and kind in f.instance_keys), None)
+    adopts = ", ".join(k for f, k in ADOPTED_KINDS if f == family.name)
+    valid = f"one of {', '.join(family.instance_keys)} (the instance kinds of the '{family.name}' family" + (
+        f"; it also runs {adopts})" if adopts else ")"
+    )
+    if kind is None:
         raise ConfigError(f"{where}.kind", None, valid)
-    kind = table["kind"]
-    if not isinstance(kind, str) or kind not in family.instance_keys:
-        other = next((f.name for f in FAMILIES.values() if kind in f.instance_keys), None)
-        note = f"; '{kind}' is of the '{other}' family" if other is not None else ""
+    if owner is None or (owner is not family and (family.name, kind) not in ADOPTED_KINDS):
+        note = f"; '{kind}' is of the '{owner.name}' family" if owner is not None else ""
         raise ConfigError(f"{where}.kind", kind, valid + note)
-    _keys(where, table, family.instance_keys[kind])
-    instance: Instance = family.instance(where, table, base)
-    return instance
+    _keys(where, table, owner.instance_keys[kind])
+    instance: Instance = instance_for(family, where, table, base)
+    adopted = tuple((f.name, instance_for(f, where, table, base)) for f in others if f is not family)
+    return instance, adopted
 
 
 def _learner_error(
@@ -593,14 +638,15 @@ def load_config(source: str | os.PathLike[str] | Mapping[str, Any], quick: bool 
     if not raw_algorithms:
         raise ConfigError("algorithms", raw_algorithms, "at least one [[algorithms]] table")
     parsed = [_algorithm(i, a) for i, a in enumerate(raw_algorithms)]
-    family = _family(data, [n for n, _, _ in parsed])
-    if not family.takes_privacy_route and privacy_route != "auto":
+    family, families = _family(data, [n for n, _, _ in parsed])
+    involved = list(dict.fromkeys([family, *families]))
+    if not any(f.takes_privacy_route for f in involved) and privacy_route != "auto":
         raise ConfigError(
             "privacy_route",
             privacy_route,
             f'"auto" (the {family.name} family answers its ledgers by the accountant\'s exact routes)',
         )
-    any_private = any(family.algorithms[n] for n, _, _ in parsed)
+    any_private = any(f.algorithms[n] for f, (n, _, _) in zip(families, parsed, strict=True))
 
     cap: int | None = None
     if quick:
@@ -631,7 +677,7 @@ def load_config(source: str | os.PathLike[str] | Mapping[str, Any], quick: bool 
     def panel(prefix: str, table: Mapping[str, Any], default_name: str) -> Panel:
         pname = _string(f"{prefix}name", table.get("name", default_name), pattern=_NAME)
         iwhere, raw_instance = setting(prefix, table, "instance", "an [instance] table")
-        instance = _instance(iwhere, raw_instance, base, family)
+        instance, adopted = _instance(iwhere, raw_instance, base, family, involved)
         hwhere, raw_horizon = setting(prefix, table, "horizon", "a horizon T")
         horizon = _integer(hwhere, raw_horizon, 2, MAX_HORIZON, _WHY_HORIZON)
         if cap is not None and cap < horizon:
@@ -657,14 +703,16 @@ def load_config(source: str | os.PathLike[str] | Mapping[str, Any], quick: bool 
             raise ConfigError(
                 xwhere, x_axis, '"round": no algorithm of the config is private, so none runs at an ε'
             )
-        family.check_panel(
-            instance,
-            where=iwhere,
-            horizon=horizon,
-            horizon_where=hwhere,
-            repetitions=repetitions,
-            chunk=chunk,
-        )
+        y_axes = _y_axes(prefix, table, data, x_axis)
+        for f in involved:
+            f.check_panel(
+                dict(adopted).get(f.name, instance),
+                where=iwhere,
+                horizon=horizon,
+                horizon_where=hwhere,
+                repetitions=repetitions,
+                chunk=chunk,
+            )
         if repetitions * min(checkpoints, horizon) > MAX_CURVE_POINTS:
             raise ConfigError(
                 "repetitions",
@@ -678,6 +726,8 @@ def load_config(source: str | os.PathLike[str] | Mapping[str, Any], quick: bool 
             horizon,
             epsilons,
             x_axis,
+            y_axes,
+            adopted,
             instance_where=iwhere,
             epsilons_where=ewhere,
             horizon_where=hwhere,
@@ -708,11 +758,12 @@ def load_config(source: str | os.PathLike[str] | Mapping[str, Any], quick: bool 
     algorithms: list[AlgorithmSpec] = []
     labels: set[str] = set()
     for i, (aname, label, given) in enumerate(parsed):
-        private = family.algorithms[aname]
-        params = tuple(sorted(family.params_of(aname, given, delta).items()))
-        spec = AlgorithmSpec(aname, label or "", params, private, family.name)
+        own = families[i]
+        private = own.algorithms[aname]
+        params = tuple(sorted(own.params_of(aname, given, delta).items()))
+        spec = AlgorithmSpec(aname, label or "", params, private, own.name)
         default_label = ""
-        for p in panels:
+        for p in (q.for_family(own.name) for q in panels):
             grid: Sequence[tuple[int, float | None]] = list(enumerate(p.epsilons)) if private else [(0, None)]
             for j, eps in grid:
                 try:
@@ -721,13 +772,13 @@ def load_config(source: str | os.PathLike[str] | Mapping[str, Any], quick: bool 
                     raise _learner_error(err, i, f"{p.epsilons_where}[{j}]", "delta" in given) from err
                 except TypeError as err:  # a keyword make_learner does not take
                     raise ConfigError(f"algorithms[{i}].params", dict(params), str(err)) from err
-                family.check(learner, p, i, f"{p.epsilons_where}[{j}]")
-                default_label = default_label or family.default_label(learner)
+                own.check(learner, p, i, f"{p.epsilons_where}[{j}]")
+                default_label = default_label or own.default_label(learner)
         final = label if label is not None else default_label
         if final in labels:
             raise ConfigError(f"algorithms[{i}].label", final, "a label no other algorithm has")
         labels.add(final)
-        algorithms.append(AlgorithmSpec(aname, final, params, private, family.name))
+        algorithms.append(AlgorithmSpec(aname, final, params, private, own.name))
 
     return Config(
         name,
@@ -744,6 +795,33 @@ def load_config(source: str | os.PathLike[str] | Mapping[str, Any], quick: bool 
         bands,
         family.name,
     )
+
+
+def _y_axes(prefix: str, table: Mapping[str, Any], data: Mapping[str, Any], x_axis: str) -> tuple[str, ...]:
+    """A panel's ``y_axis`` (its own, else the top level's): one of :data:`Y_AXES` or a list of
+    them without repeats; other than the default only for ``x_axis = "round"``."""
+    where = prefix + "y_axis" if "y_axis" in table else "y_axis"
+    raw = table.get("y_axis", data.get("y_axis", list(DEFAULT_Y_AXES)))
+    items = [raw] if isinstance(raw, str) else raw
+    valid = (
+        'one of "average" (Reg(t)/t), "cumulative" (Reg(t)) or "sqrt" (Reg(t)/√t), or a list of them '
+        "without repeats (a figure each)"
+    )
+    if (
+        not isinstance(items, list)
+        or not items
+        or not all(isinstance(y, str) and y in Y_AXES for y in items)
+        or len(set(items)) != len(items)
+    ):
+        raise ConfigError(where, raw, valid)
+    axes = tuple(items)
+    if axes != DEFAULT_Y_AXES and x_axis != "round":
+        raise ConfigError(
+            where,
+            raw,
+            f'"average" (the default): the panel\'s x_axis is "{x_axis}", whose figure is the final regret',
+        )
+    return axes
 
 
 def _check_horizon_axis(panels: Sequence[Panel], own: Sequence[bool], cap: int | None) -> None:

@@ -34,15 +34,18 @@ The families (:data:`FAMILIES`):
             one action set and ``θ*`` shared by every repetition, the clients drawn per phase);
             regret is the pseudo-regret.
 
-A config's family is the one its algorithms belong to (they must all belong to one), or its
-top-level ``family`` key.
+A config's family is the one of its first algorithm, or its top-level ``family`` key. Its
+algorithms may belong to several families (LDP-UCB beside the distributed MAB paper's variants,
+issue 18 §3) when every panel's instance is one that each of them runs: a kind of its own, or one
+it adopts (:data:`ADOPTED_KINDS`, :func:`instance_for`); each algorithm's units are then run, and
+its summary entries written, by its own family.
 """
 
 from __future__ import annotations
 
 import math
 from abc import ABC, abstractmethod
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import MISSING, asdict, dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -1209,9 +1212,6 @@ LDP_BASES: dict[str, Any] = {
 }
 #: ``params.base_<key>``: the base learner's keyword ``<key>`` (``base_arms`` -> ``UCB(arms=...)``).
 _BASE_KEYS = ("mu", "smoothness", "arms", "rho", "eta", "rho0")
-#: ``params.mechanism``: the Gaussian mechanism at the config's (or the learner's) δ, or the Laplace
-#: mechanism (pure ε-LDP; Algorithms 1 and 2 only).
-MECHANISMS = ("gaussian", "laplace")
 #: The LDP family's algorithm names -> (the ``learners.ldp`` algorithm, whether it is private).
 _LDP_ALGORITHMS: dict[str, tuple[str, bool]] = {
     "one-point": ("one-point", True),
@@ -1360,7 +1360,8 @@ def _ldp_statement(learner: ldp.Learner) -> str:
         "ldp-glm": "Theorem 9, Algorithm 3",
     }[learner.name]
     if learner.delta is None:
-        return f"{learner.epsilon:g}-LDP ({theorem}; Laplace mechanism), each user reports once"
+        how = "Laplace mechanism" if learner.mechanism == "laplace" else "randomized response"
+        return f"{learner.epsilon:g}-LDP ({theorem}; {how}), each user reports once"
     how = f"mode={learner.mode!r}, calibration={learner.calibration!r}"
     if learner.mode == "code":
         how = "mode='code' (uncertified: the official code's σ, a factor √2 short, spec P6)"
@@ -1376,8 +1377,9 @@ class LDPFamily(Family):
     ``base_rho``, ``base_eta``, ``base_rho0``), ``two-point`` (Algorithm 2), ``ldp-linucb``
     (Algorithm 5), ``ldp-glm`` (Algorithm 3), and the non-private baselines
     ``one-point-nonprivate`` and ``two-point-nonprivate`` (the same learners without noise).
-    ``params.mechanism = "laplace"`` runs Algorithms 1 and 2 with the Laplace mechanism (pure
-    ε-LDP, no δ); otherwise a private learner's ``delta`` defaults to the config's.
+    ``params.mechanism = "laplace"`` runs Algorithms 1 and 2 with the Laplace mechanism, and
+    ``"randomized-response"`` Algorithm 1 with randomized response (both pure ε-LDP, no δ);
+    otherwise a private learner's ``delta`` defaults to the config's.
 
     **Instances** (:class:`LDPInstanceSpec`, every one shared by the repetitions): ``ldp-quadratic``
     (Algorithms 1 with a continuous base, 2), ``ldp-bernoulli`` (Algorithm 1 with ``ucb``),
@@ -1410,24 +1412,24 @@ class LDPFamily(Family):
     params = (
         *(f for f in ldp.Learner.__dataclass_fields__ if f not in ("name", "epsilon")),
         *(f"base_{k}" for k in _BASE_KEYS),
-        "mechanism",
     )
     unit_arrays = ("indefinite",)
     regret_label = ("pseudo-regret", "Reg(t)")
     takes_privacy_route = False
     learner_delta = True
     table_note = (
-        "Claimed: the learner's (ε, δ)-LDP (ε-LDP with the Laplace mechanism; holds: whether the run "
-        "certifies it — mode 'code', the official code's σ, does not). Exact: the certified guarantee of "
-        "the saved ledger (ledgers/: one user's release; each user reports once, so the run is as "
-        "private as one release), by the accountant route named. Every ε is a certified upper bound, "
-        "rounded up. Regret: the final time-average pseudo-regret Reg(T)/T, mean ± 95% CI half-width."
+        "Claimed: the learner's (ε, δ)-LDP (ε-LDP with the Laplace mechanism or randomized response; "
+        "holds: whether the run certifies it — mode 'code', the official code's σ, does not). Exact: "
+        "the certified guarantee of the saved ledger (ledgers/: one user's release; each user reports "
+        "once, so the run is as private as one release), by the accountant route named. Every ε is a "
+        "certified upper bound, rounded up. Regret: the final time-average pseudo-regret Reg(T)/T, "
+        "mean ± 95% CI half-width."
     )
 
     def params_of(self, name: str, params: dict[str, Any], delta: float) -> dict[str, Any]:
-        """A private learner's ``delta`` defaults to the config's, unless it uses the Laplace
-        mechanism (``params.mechanism = "laplace"``: no δ)."""
-        if params.get("mechanism") == "laplace":
+        """A private learner's ``delta`` defaults to the config's, unless its mechanism is pure
+        (``params.mechanism = "laplace"`` or ``"randomized-response"``: no δ)."""
+        if params.get("mechanism") in ("laplace", "randomized-response"):
             return params
         return super().params_of(name, params, delta)
 
@@ -1516,18 +1518,6 @@ class LDPFamily(Family):
     def learner(self, name: str, epsilon: float | None, params: Mapping[str, Any]) -> ldp.Learner:
         algorithm, _ = _LDP_ALGORITHMS[name]
         given = dict(params)
-        mechanism = given.pop("mechanism", "gaussian")
-        if mechanism not in MECHANISMS:
-            raise ParameterError("mechanism", mechanism, "one of " + ", ".join(MECHANISMS))
-        if mechanism == "laplace":
-            if algorithm not in ("one-point", "two-point"):
-                raise ParameterError(
-                    "mechanism", mechanism, "'gaussian' (only Algorithms 1 and 2 take Laplace noise)"
-                )
-            if "delta" in given:
-                raise ParameterError(
-                    "delta", given["delta"], "no delta with mechanism = 'laplace' (pure ε-LDP)"
-                )
         base_keys = {k: given.pop(f"base_{k}") for k in _BASE_KEYS if f"base_{k}" in given}
         base_name = given.pop("base", None)
         if base_name is not None or base_keys:
@@ -1563,7 +1553,7 @@ class LDPFamily(Family):
         label = str(learner.label).split("(")[0]
         if not learner.private:
             return f"{label} (non-private)"
-        noise = "Laplace" if learner.delta is None else learner.mode
+        noise = {"laplace": "Laplace", "randomized-response": "RR"}.get(learner.mechanism, learner.mode)
         return f"{label} ({noise})"
 
     def check_panel(
@@ -1676,7 +1666,7 @@ class LDPFamily(Family):
                 "statement": _ldp_statement(learner),
                 "holds": answered.meets_claim,
             }
-            exact_route = "pure" if noise.kind == "laplace" else ledgers[1].epsilon(d).route
+            exact_route = "pure" if learner.delta is None else ledgers[1].epsilon(d).route
             privacy["exact"] = {
                 "epsilon": answered.epsilon,
                 "delta": answered.delta,
@@ -1717,6 +1707,53 @@ DEFAULT_FAMILY = "mab"
 INSTANCE_KINDS = tuple(kind for f in FAMILIES.values() for kind in f.instance_keys)
 
 
+def _as_ldp_bernoulli(where: str, table: Mapping[str, Any]) -> dict[str, Any]:
+    if "means" not in table:
+        raise ConfigError(
+            f"{where}.means",
+            None,
+            "fixed reward means (K >= 2 numbers in [0, 1]): the ldp family's Bernoulli arms are shared "
+            "by the repetitions, so its algorithms cannot run on means drawn per repetition",
+        )
+    return {"kind": "ldp-bernoulli", "means": table["means"]}
+
+
+def _as_mab_bernoulli(where: str, table: Mapping[str, Any]) -> dict[str, Any]:
+    return {"kind": "bernoulli", "means": table.get("means")} if "means" in table else {"kind": "bernoulli"}
+
+
+#: The instance kinds a family runs although another family owns them, by the same arms: ``(family,
+#: kind) -> the table in the family's own kind`` (a :class:`ConfigError` naming the field if the
+#: table does not translate). A config whose algorithms span families (issue 18 §3: LDP-UCB of the
+#: ldp family beside the distributed MAB paper's variants) has each panel's instance built by every
+#: family it involves: Bernoulli arms with fixed reward means are both the MAB family's
+#: ``bernoulli`` and the ldp family's ``ldp-bernoulli`` (reward means in both; the ldp learner
+#: minimizes the loss ``1 − reward``: the same pseudo-regret).
+ADOPTED_KINDS: dict[tuple[str, str], Callable[[str, Mapping[str, Any]], dict[str, Any]]] = {
+    ("ldp", "bernoulli"): _as_ldp_bernoulli,
+    ("mab", "ldp-bernoulli"): _as_mab_bernoulli,
+}
+
+
+def instance_for(fam: Family, where: str, table: Mapping[str, Any], base: Path) -> Any:
+    """The validated ``[instance]`` table at ``where`` as an instance of ``fam``: of one of its own
+    kinds, or of a kind it adopts (:data:`ADOPTED_KINDS`); a :class:`ConfigError` otherwise."""
+    kind = table.get("kind")
+    if isinstance(kind, str) and kind in fam.instance_keys:
+        return fam.instance(where, table, base)
+    adopt = ADOPTED_KINDS.get((fam.name, kind)) if isinstance(kind, str) else None
+    if adopt is None:
+        own = ", ".join(fam.instance_keys)
+        also = ", ".join(k for f, k in ADOPTED_KINDS if f == fam.name)
+        raise ConfigError(
+            f"{where}.kind",
+            kind,
+            f"an instance kind the '{fam.name}' family runs: one of {own}"
+            + (f" (or {also})" if also else ""),
+        )
+    return fam.instance(where, adopt(where, table), base)
+
+
 def family(name: str) -> Family:
     """The family called ``name`` (a :class:`ParameterError` naming it otherwise)."""
     found = FAMILIES.get(name) if isinstance(name, str) else None
@@ -1731,6 +1768,7 @@ def family_of_algorithm(name: object) -> Family | None:
 
 
 __all__ = [
+    "ADOPTED_KINDS",
     "DEFAULT_FAMILY",
     "FAMILIES",
     "INSTANCE_KINDS",
@@ -1749,4 +1787,5 @@ __all__ = [
     "UnitRun",
     "family",
     "family_of_algorithm",
+    "instance_for",
 ]

@@ -9,7 +9,8 @@ locally privatized messages only; the server runs a bandit learner on them. Algo
 name              what it is
 ================  ==========================================================================
 ``one-point``     Algorithm 1 (§2): the black-box reduction. The user sends ``f_t(x_t) + Z_t``
-                  (``f_t`` clipped to ``[-B, B]``, ``Δ = 2B``); any one-point base learner
+                  (``f_t`` clipped to ``[-B, B]``, ``Δ = 2B``; to ``[0, 1]``, ``Δ = 1``, for
+                  Bernoulli arms, whose losses are bits); any one-point base learner
                   (:class:`OnePointBase`: :class:`FKM`, :class:`ADXOnePoint`, :class:`SahaTewari`,
                   :class:`HazanLevy`, :class:`UCB`) runs on the noisy values
 ``two-point``     Algorithm 2 (§3): Agarwal–Dekel–Xiao two-point gradient descent (Algorithm 4);
@@ -38,7 +39,11 @@ multiplier ``z``:
   sensitivity ``2 + 2Y`` by the triangle inequality, ``6`` at the paper's ``|y| <= Y = 2``, spec
   §4.2 σ_5 [RECON]); Algorithm 3 :func:`composed_sigmas` (``k = 3`` messages at ``(ε/3, δ/3)``:
   ``σ = 6 sqrt(2 ln(3.75/δ))/ε``, gradient noise ``Cσ``, spec §7.1);
-* ``delta=None`` (Algorithms 1 and 2 only): pure ε-LDP by the Laplace mechanism, scale ``Δ/ε``.
+* ``delta=None`` (Algorithms 1 and 2 only): pure ε-LDP by the Laplace mechanism, scale ``Δ/ε``;
+* ``mechanism="randomized-response"`` (Algorithm 1 only): pure ε-LDP by randomized response; the
+  user rounds the loss to a bit of the loss range (Bernoulli arms: the loss itself) and flips it
+  with probability ``1/(1 + e^ε)``, the server decodes it unbiasedly (:func:`rr_outputs`); the
+  ledger holds :class:`~accounting.mechanisms.PureDP` ``(ε)``, whose worst case is exactly this.
 
 The sensitivities the ledger holds are the true suprema for ``‖x‖ <= 1`` (the paper uses upper
 bounds): ``f_t(x_t) ∈ [-B, B]``: ``2B``; the difference of Algorithm 2 (clipped to
@@ -152,7 +157,7 @@ from accounting import _validate as v
 from accounting.accountant import Accountant, Event
 from accounting.bounds import gaussian_sigma_classic
 from accounting.calibration import calibrate
-from accounting.mechanisms import AdditiveNoise
+from accounting.mechanisms import AdditiveNoise, Mechanism, PureDP
 from accounting.neighbouring import Neighbouring
 from accounting.noise import Gaussian, Laplace
 from learners.errors import ParameterError, ParameterTypeError
@@ -171,6 +176,7 @@ __all__ = [
     "CALIBRATIONS",
     "CHUNK",
     "FKM",
+    "MECHANISMS",
     "MODES",
     "UCB",
     "ADXOnePoint",
@@ -198,6 +204,7 @@ __all__ = [
     "privatize_glm",
     "privatize_linear",
     "privatize_loss",
+    "rr_outputs",
     "run",
     "symmetric_noise",
     "two_point_gradient",
@@ -210,6 +217,10 @@ IntArray = NDArray[np.int64]
 ALGORITHMS = ("one-point", "two-point", "ldp-linucb", "ldp-glm")
 MODES = ("paper", "code")
 CALIBRATIONS = ("exact", "classic")
+#: A private one- or two-point learner's randomizer (``mechanism``): the Gaussian mechanism
+#: (``(ε, δ)``), the Laplace mechanism (pure ``ε``) or randomized response (pure ``ε``, one-point
+#: only; :func:`privatize_loss`).
+MECHANISMS = ("gaussian", "laplace", "randomized-response")
 RADII = ("code", "derived")
 
 #: Rounds of contexts and noise drawn at once by the contextual learners.
@@ -223,12 +234,6 @@ _SIGMA_UP = 1.0 + 8 * 2.0**-52
 
 #: ``triu(x xᵀ)``'s ℓ2 sensitivity for ``‖x‖ <= 1`` (module docstring, [DERIVED]).
 MATRIX_SENSITIVITY = math.sqrt(2.0)
-
-
-def _choice(name: str, value: object, options: Sequence[str]) -> str:
-    if not isinstance(value, str) or value not in options:
-        raise ParameterError(name, value, "one of " + ", ".join(options))
-    return value
 
 
 # ---------------------------------------------------------------------------------------
@@ -271,7 +276,7 @@ def composed_sigmas(
     privacy-loss is that of one Gaussian of ``Σ (Δ_i/σ_i)² = 1/z²``), never larger than the
     classic value where that one holds.
     """
-    _choice("calibration", calibration, CALIBRATIONS)
+    v.choice("calibration", calibration, CALIBRATIONS)
     if isinstance(sensitivities, str) or not isinstance(sensitivities, Sequence) or not sensitivities:
         raise ParameterError("sensitivities", sensitivities, "a non-empty sequence of positive reals")
     sens = [v.positive(f"sensitivities[{i}]", s) for i, s in enumerate(sensitivities)]
@@ -543,15 +548,33 @@ class _BarrierState:
             ea = self.eta * a
             s = np.where(ea > 0, ea / (1.0 + np.sqrt(1.0 + ea * ea)), 0.0)
         else:
-            # argmin ⟨a, y⟩ + (μt/2)‖y‖² − ln(1 − ‖y‖²)/η: ‖a‖ = μts + (2/η) s/(1 − s²), increasing in s
-            lo, hi = np.zeros_like(a), np.ones_like(a)
-            for _ in range(60):
-                mid = 0.5 * (lo + hi)
-                over = self.mu * self.t * mid + (2.0 / self.eta) * mid / (1.0 - mid * mid) > a
-                hi = np.where(over, mid, hi)
-                lo = np.where(over, lo, mid)
-            s = lo
+            s = _hazan_levy_radius(a, self.mu * self.t, 2.0 / self.eta)
         self.y = -s[:, None] * ahat
+
+
+def _hazan_levy_radius(a: FloatArray, m: float, c: float) -> FloatArray:
+    """The root ``s ∈ [0, 1)`` of ``h(s) = m s + c s/(1 − s²) − a`` (``m >= 0``, ``c > 0``, ``a >= 0``).
+
+    Hazan–Levy's FTRL step ``argmin ⟨G, y⟩ + (μt/2)‖y‖² − ln(1 − ‖y‖²)/η`` is ``y = −s Ĝ`` with
+    ``s`` this root for ``a = ‖G‖``, ``m = μt``, ``c = 2/η``. ``h`` is increasing and convex on
+    ``[0, 1)``, so Newton's method started right of the root descends to it monotonically
+    (quadratically once close). The start is the smaller of two points where ``h >= 0``: the root
+    without the ``m`` term, ``s = 2q/(1 + sqrt(1 + 4q²))`` with ``q = a/c``, and ``a/(m + c)``. The loop stops
+    when no iterate decreases any more (the float root), at most 100 steps.
+    """
+    q = a / c
+    s = np.minimum(2.0 * q / (1.0 + np.sqrt(1.0 + 4.0 * q * q)), a / (m + c))
+    for _ in range(100):
+        s2 = s * s
+        one = 1.0 - s2
+        h = m * s + c * s / one - a
+        slope = m + c * (1.0 + s2) / (one * one)
+        nxt = np.maximum(s - h / slope, 0.0)
+        moved = nxt < s
+        if not moved.any():
+            break
+        s = np.where(moved, nxt, s)
+    return np.asarray(s, dtype=np.float64)
 
 
 @dataclass(frozen=True)
@@ -665,7 +688,11 @@ class Learner:
     epsilon : float or None
         ``ε > 0``; ``None``: no privacy (Algorithms 1 and 2 only, the non-private baseline).
     delta : float or None
-        ``δ ∈ (0, 1)``; ``None`` with an ε: pure ε-LDP by the Laplace mechanism (Algorithms 1, 2).
+        ``δ ∈ (0, 1)``; ``None`` with an ε: pure ε-LDP (Algorithms 1, 2; ``mechanism``).
+    mechanism : {"gaussian", "laplace", "randomized-response"} or None
+        The randomizer of a private learner (:data:`MECHANISMS`); ``None``: the Gaussian mechanism
+        with a ``delta``, the Laplace mechanism without. ``"randomized-response"``: Algorithm 1
+        only, pure ε (:func:`privatize_loss`). Resolved to the name (``None`` without privacy).
     mode : {"paper", "code"}
         ``"code"``: the official code's constants (``ldp-linucb`` only; module docstring).
     calibration : {"exact", "classic"}
@@ -695,6 +722,7 @@ class Learner:
     name: str
     epsilon: float | None = None
     delta: float | None = None
+    mechanism: str | None = None
     mode: str = "paper"
     calibration: str = "exact"
     base: OnePointBase | None = None
@@ -711,11 +739,19 @@ class Learner:
     radius_scale: float = 1.0
 
     def __post_init__(self) -> None:
-        name = _choice("algorithm", self.name, ALGORITHMS)
-        mode = _choice("mode", self.mode, MODES)
-        _choice("calibration", self.calibration, CALIBRATIONS)
-        _choice("radius", self.radius, RADII)
+        name = v.choice("algorithm", self.name, ALGORITHMS)
+        mode = v.choice("mode", self.mode, MODES)
+        v.choice("calibration", self.calibration, CALIBRATIONS)
+        v.choice("radius", self.radius, RADII)
         contextual = name in ("ldp-linucb", "ldp-glm")
+        if self.mechanism is not None:
+            mechanism = v.choice("mechanism", self.mechanism, MECHANISMS)
+            takers = ("one-point", "two-point") if mechanism == "laplace" else ("one-point",)
+            if mechanism != "gaussian" and name not in takers:
+                takes = "'one-point' (Algorithm 1)" + (" and 'two-point'" if mechanism == "laplace" else "")
+                raise ParameterError(
+                    "mechanism", mechanism, f"'gaussian': only {takes} take(s) the {mechanism} mechanism"
+                )
         if mode == "code" and name != "ldp-linucb":
             raise ParameterError("mode", mode, "'paper' (the official code implements only ldp-linucb)")
         if self.epsilon is None:
@@ -736,6 +772,7 @@ class Learner:
                     )
             else:
                 object.__setattr__(self, "delta", v.open_unit("delta", self.delta))
+        object.__setattr__(self, "mechanism", self._mechanism(name))
         if name == "one-point":
             base = FKM() if self.base is None else self.base
             if not isinstance(base, OnePointBase):
@@ -753,6 +790,27 @@ class Learner:
             object.__setattr__(self, "rho", v.interval("rho", self.rho, 0.0, 1.0, high_open=True))
         object.__setattr__(self, "reward_bound", v.positive("reward_bound", self.reward_bound))
         object.__setattr__(self, "radius_scale", v.positive("radius_scale", self.radius_scale))
+
+    def _mechanism(self, name: str) -> str | None:
+        """The randomizer's name (validated ``epsilon`` and ``delta``), or ``None`` without privacy."""
+        if self.epsilon is None:
+            if self.mechanism is not None:
+                raise ParameterError(
+                    "mechanism", self.mechanism, "None without an epsilon (a non-private run)"
+                )
+            return None
+        if self.mechanism is None:
+            return "gaussian" if self.delta is not None else "laplace"
+        mechanism = v.choice("mechanism", self.mechanism, MECHANISMS)
+        if mechanism == "gaussian":
+            if self.delta is None:
+                raise ParameterError(
+                    "delta", None, "a real number in the open interval (0, 1) (the Gaussian mechanism)"
+                )
+            return mechanism
+        if self.delta is not None:
+            raise ParameterError("delta", self.delta, f"None with mechanism '{mechanism}' (pure ε-LDP)")
+        return mechanism
 
     @property
     def private(self) -> bool:
@@ -787,16 +845,39 @@ def make_learner(name: str, epsilon: float | None = None, **params: Any) -> Lear
 @dataclass(frozen=True)
 class Message:
     """One block of a user's release: its ℓ2 sensitivity and the noise added to each coordinate
-    (``sd`` of a Gaussian, or ``scale`` of a Laplace)."""
+    (``sd`` of a Gaussian, or ``scale`` of a Laplace). Randomized response (``kind``
+    ``"randomized-response"``): ``sensitivity`` is the width of the loss range, ``sd`` the
+    sub-Gaussian scale of the debiased value (half its range), ``epsilon`` the flip's ε."""
 
     name: str
     sensitivity: float
     sd: float
     kind: str = "gaussian"
+    epsilon: float = 0.0
 
-    def mechanism(self) -> AdditiveNoise:
+    def mechanism(self) -> Mechanism:
+        """The block as the ledger holds it: the additive noise mechanism, or for randomized
+        response :class:`~accounting.mechanisms.PureDP` (whose worst case *is* binary randomized
+        response, so the ledger is exact)."""
+        if self.kind == "randomized-response":
+            return PureDP(self.epsilon, "binary randomized response (Warner 1965) of the rounded loss")
         noise = Gaussian(self.sd) if self.kind == "gaussian" else Laplace(self.sd)
         return AdditiveNoise(noise, self.sensitivity)
+
+
+def rr_outputs(low: float, high: float, epsilon: float) -> tuple[float, float]:
+    """The two values the server decodes a randomized-response bit to (:func:`privatize_loss`).
+
+    The user rounds a loss ``x ∈ [low, high]`` to a bit ``s`` with ``P(s = 1) = (x − low)/(high −
+    low)`` (exact for a binary loss) and reports ``s`` with probability ``p = e^ε/(1 + e^ε)``, else
+    ``1 − s``: ``P(b = 1) = q + (p − q)P(s = 1)``, ``q = 1 − p``, so ``low + (high − low)(b − q)/(p − q)``
+    is unbiased for ``x`` (Duchi, Jordan & Wainwright 2013's one-dimensional randomizer). ``p − q =
+    tanh(ε/2)``. Returns ``(value at b = 0, value at b = 1)``.
+    """
+    gap = math.tanh(epsilon / 2)
+    q = 1.0 / (1.0 + math.exp(epsilon))
+    width = (high - low) / gap
+    return low - width * q, low + width * (1.0 - q)
 
 
 @dataclass(frozen=True)
@@ -805,15 +886,18 @@ class Noise:
 
     ``sigma`` is the paper's ``σ`` (Algorithm 1: the sd of ``Z_t``, or the Laplace scale;
     Algorithm 2: the sd of each coordinate of ``n_t``; Algorithms 3, 5: the sd of ``B_t``'s and
-    ``ξ_t``'s entries); ``messages`` are the blocks of one user's release as the ledger holds them;
-    ``multiplier`` is the exact ``z`` when ``calibration == "exact"``.
+    ``ξ_t``'s entries; randomized response: the sub-Gaussian scale of the decoded value);
+    ``messages`` are the blocks of one user's release as the ledger holds them; ``multiplier`` is
+    the exact ``z`` when ``calibration == "exact"``.
     """
 
-    kind: str  # "gaussian", "laplace" or "none"
-    calibration: str  # "exact", "classic", "code", "laplace" or "none"
+    kind: str  # "gaussian", "laplace", "randomized-response" or "none"
+    calibration: str  # "exact", "classic", "code", "laplace", "randomized-response" or "none"
     sigma: float
     messages: tuple[Message, ...]
     multiplier: float = 0.0
+    #: Randomized response: the range ``[low, high]`` the user rounds the loss in.
+    loss_range: tuple[float, float] | None = None
 
     def ledger(self) -> Accountant:
         """One user's ledger: every message block as an event (replace-one: LDP's any two data)."""
@@ -830,6 +914,16 @@ def _bound(learner: Learner, instance: object) -> float:
     if b is None:
         raise ParameterError("bound", None, "a loss bound B > 0 (the instance has none)")
     return float(b)
+
+
+def _loss_range(learner: Learner, instance: object) -> tuple[float, float]:
+    """The range of Algorithm 1's loss: the instance's ``loss_range`` (Bernoulli arms: ``[0, 1]``),
+    else ``[-B, B]``."""
+    given = getattr(instance, "loss_range", None) if learner.bound is None else None
+    if given is not None:
+        return float(given[0]), float(given[1])
+    B = _bound(learner, instance)
+    return -B, B
 
 
 def _lipschitz(learner: Learner, instance: object) -> float:
@@ -860,28 +954,39 @@ def noise_of(learner: Learner, instance: object, horizon: int) -> Noise:
     name = learner.name
     if name in ("one-point", "two-point"):
         if name == "one-point":
-            B = _bound(learner, instance)
-            unit, sens = 2 * B, 2 * B  # σ per unit of ε-scaling; the message's sensitivity
+            low, high = _loss_range(learner, instance)
+            unit = sens = high - low  # σ per unit of ε-scaling; the message's sensitivity (2B)
             msg_scale = 1.0
             label = "loss"
+            span: tuple[float, float] | None = (low, high)  # the user clips the loss to it
         else:
             G = _lipschitz(learner, instance)
             rho = _two_point_rho(learner, T)
             unit, sens = 2 * G, 4 * rho * G
             msg_scale = 2 * rho  # m_t's noise n_tᵀ(x1 − x2) has sd 2ρσ
             label = "difference"
+            low = high = 0.0
+            span = None
         if learner.epsilon is None:
-            return Noise("none", "none", 0.0, ())
+            return Noise("none", "none", 0.0, (), loss_range=span)
         eps = learner.epsilon
-        if learner.delta is None:
+        if learner.mechanism == "randomized-response":
+            v0, v1 = rr_outputs(low, high, eps)
+            scale = (v1 - v0) / 2  # a value in [v0, v1] is (v1 - v0)/2-sub-Gaussian about its mean
+            rr = Message(label, sens, scale, "randomized-response", eps)
+            return Noise("randomized-response", "randomized-response", scale, (rr,), loss_range=span)
+        if learner.mechanism == "laplace":
             b = unit / eps * _SIGMA_UP
-            return Noise("laplace", "laplace", b, (Message(label, sens, msg_scale * b, "laplace"),))
+            msg = Message(label, sens, msg_scale * b, "laplace")
+            return Noise("laplace", "laplace", b, (msg,), loss_range=span)
+        assert learner.delta is not None
         if learner.calibration == "exact":
             z = gaussian_multiplier(eps, learner.delta)
             sigma = z * unit * _SIGMA_UP
         else:
             z, sigma = 0.0, classic_sigma(eps, learner.delta, unit)
-        return Noise("gaussian", learner.calibration, sigma, (Message(label, sens, msg_scale * sigma),), z)
+        msg = Message(label, sens, msg_scale * sigma)
+        return Noise("gaussian", learner.calibration, sigma, (msg,), z, loss_range=span)
     assert learner.epsilon is not None
     assert learner.delta is not None
     if not isinstance(instance, ContextualInstance):
@@ -947,8 +1052,21 @@ def _add(values: FloatArray, message: Message, rng: np.random.Generator) -> Floa
 
 
 def privatize_loss(values: FloatArray, bound: float, noise: Noise, rng: np.random.Generator) -> FloatArray:
-    """Algorithm 1's message ``clip(f_t(x_t), -B, B) + Z_t`` (``noise`` from :func:`noise_of`)."""
-    clipped = np.clip(values, -bound, bound)
+    """Algorithm 1's message ``clip(f_t(x_t), a, b) + Z_t`` (``noise`` from :func:`noise_of`; the
+    range ``[a, b]`` is ``noise.loss_range``, else ``[-bound, bound]``).
+
+    Randomized response (``noise.kind``): the loss clipped to ``noise.loss_range`` is rounded to a
+    bit, the bit flipped with probability ``1/(1 + e^ε)``, and the server's decoded value
+    (:func:`rr_outputs`) returned: unbiased for the clipped loss, ``ε``-LDP whatever the loss.
+    """
+    low, high = noise.loss_range if noise.loss_range is not None else (-bound, bound)
+    clipped = np.clip(values, low, high)
+    if noise.kind == "randomized-response":
+        eps = noise.messages[0].epsilon
+        bit = rng.random(values.shape) < (clipped - low) / (high - low)
+        flip = rng.random(values.shape) < 1.0 / (1.0 + math.exp(eps))
+        v0, v1 = rr_outputs(low, high, eps)
+        return np.where(bit != flip, v1, v0).astype(np.float64)
     if noise.kind == "none":
         return np.asarray(clipped, dtype=np.float64)
     return _add(clipped, noise.messages[0], rng)
@@ -1061,10 +1179,10 @@ def privacy_of(learner: Learner, noise: Noise, ledgers: dict[int, Accountant], d
         f"each user releases once ({blocks}): the run is as private as one release; replace-one "
         "(LDP: any two data of a user)"
     )
-    if noise.kind == "laplace":
+    if noise.kind in ("laplace", "randomized-response"):
         epsilon = max(acc.pure_epsilon() for acc in ledgers.values())
         at = 0.0
-        argument += "; Laplace mechanism, pure ε"
+        argument += f"; {'Laplace mechanism' if noise.kind == 'laplace' else 'randomized response'}, pure ε"
     else:
         epsilon = max(_ledger_epsilon(acc.ledger, d) for acc in ledgers.values())
         at = d
@@ -1170,6 +1288,9 @@ def _virtual_range(bound: float, noise: Noise, horizon: int, delta: float | None
     with probability ``1/(2T)`` a round)."""
     if noise.kind == "none":
         return bound
+    if noise.kind == "randomized-response":  # the decoded values are bounded: no tail to cut
+        assert noise.loss_range is not None
+        return max(abs(x) for x in rr_outputs(*noise.loss_range, noise.messages[0].epsilon))
     sd = noise.messages[0].sd
     if noise.kind == "laplace" or delta is None:
         return bound + sd * math.log(2 * horizon)

@@ -245,6 +245,11 @@ class BernoulliArms:
         """``B = 1``: losses in ``{0, 1} ⊂ [-1, 1]``."""
         return 1.0
 
+    @property
+    def loss_range(self) -> tuple[float, float]:
+        """``[0, 1]``: a loss is one bit, so a user's message has sensitivity 1, not ``2B``."""
+        return 0.0, 1.0
+
     def evaluate(self, arms: IntArray, rng: np.random.Generator) -> Losses:
         """Losses of ``arms`` of shape ``(R, m)``."""
         means = self.means[arms]

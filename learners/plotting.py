@@ -21,7 +21,10 @@ the figure title say which band is drawn.
 
 **Regret.** The y-axis is the time-average regret of the folder's learner family, as
 ``summary.json`` names it (``regret_label``): the pseudo-regret ``Reg(t)/t`` (MAB), the group
-pseudo-regret ``R_M(t)/t`` summed over the silos (federated LinUCB).
+pseudo-regret ``R_M(t)/t`` summed over the silos (federated LinUCB). A panel's ``y_axis``
+(:data:`~learners.config.Y_AXES`) may ask for the cumulative regret ``Reg(t)`` (figure
+``regret-<panel>-cumulative``) or ``Reg(t)/√t`` (``regret-<panel>-sqrt``) as well or instead,
+as the official LDP-LinUCB figures plot it.
 
 **Legends.** Where ``summary.json`` gives a private algorithm's ``privacy.exact`` guarantee (and
 ``privacy.claimed``, the paper's), its legend entry says both, e.g.
@@ -43,7 +46,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from learners.config import BANDS, DEFAULT_BANDS, DEFAULT_X_AXIS, X_AXES, bands_name
+from learners.config import BANDS, DEFAULT_BANDS, DEFAULT_X_AXIS, DEFAULT_Y_AXES, X_AXES, Y_AXES, bands_name
 from learners.errors import ConfigError, ParameterError
 from learners.results import (
     CONFIG_FILE,
@@ -239,9 +242,17 @@ def _draw(
     bands: str,
     overview: bool,
     regret: tuple[str, str] = DEFAULT_REGRET,
+    y_axis: str = "average",
 ) -> list[Path]:
     from matplotlib.figure import Figure
     from matplotlib.ticker import MaxNLocator
+
+    # Reg(t)/t, Reg(t) or Reg(t)/√t: the power of t dividing the cumulative regret, its label, its name
+    power, suffix, what = {
+        "average": (1.0, "/t", "time-average"),
+        "cumulative": (0.0, "", "cumulative"),
+        "sqrt": (0.5, "/√t", "cumulative"),
+    }[y_axis]
 
     # The curves of each cell and their legend entries (with the guarantee where summary.json has it).
     entries: list[list[tuple[_Curve, str]]] = []
@@ -271,7 +282,7 @@ def _draw(
     for ax, (panel, eps), cell in zip(axes.flat, cells, entries, strict=False):
         for curve, text in cell:
             t = curve.rounds.astype(np.float64)
-            average = curve.pseudo / t
+            average = curve.pseudo / t**power
             mean = average.mean(axis=0)
             style = look[curve.label]
             ax.plot(
@@ -297,7 +308,7 @@ def _draw(
         else:
             ax.set_title(eps_text, fontsize=10)
         ax.set_xlabel("round t", fontsize=9)
-        ax.set_ylabel(f"{regret[1]}/t ({y_band})", fontsize=9)
+        ax.set_ylabel(f"{regret[1]}{suffix} ({y_band})", fontsize=9)
         ax.xaxis.set_major_locator(MaxNLocator(nbins=5))
         ax.ticklabel_format(axis="x", style="sci", scilimits=(-3, 4), useMathText=True)
         ax.tick_params(labelsize=8)
@@ -310,7 +321,7 @@ def _draw(
     if not overview and captions.get(cells[0][0]):
         title = f"{title}: {captions[cells[0][0]]}"
     r_text = f"R = {next(iter(runs))}" if len(runs) == 1 else "R = " + "/".join(map(str, sorted(runs)))
-    text = f"{title}\ntime-average {regret[0]} {regret[1]}/t, mean of {r_text} runs ± {title_band}"
+    text = f"{title}\n{what} {regret[0]} {regret[1]}{suffix}, mean of {r_text} runs ± {title_band}"
     width = 52 * cols  # characters of 11 pt text across 5 inches per column: no line is cut off
     fig.suptitle("\n".join(textwrap.fill(line, width) for line in text.split("\n")), fontsize=11)
     return _save(fig, path)
@@ -377,12 +388,12 @@ def plot_results(out_dir: str | os.PathLike[str], bands: str | None = None) -> l
         raise ParameterError("results_dir", str(out), valid) from None
 
 
-def _configured(out: Path) -> tuple[str, dict[str, str]]:
-    """The ``bands`` and each panel's ``x_axis`` of the folder's resolved config (older folders
-    have neither: the defaults)."""
+def _configured(out: Path) -> tuple[str, dict[str, str], dict[str, tuple[str, ...]]]:
+    """The ``bands`` and each panel's ``x_axis`` and ``y_axis`` of the folder's resolved config
+    (older folders have none: the defaults)."""
     path = out / CONFIG_FILE
     if not path.is_file():
-        return DEFAULT_BANDS, {}
+        return DEFAULT_BANDS, {}, {}
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
         bands = bands_name("bands", data.get("bands", DEFAULT_BANDS))
@@ -393,7 +404,13 @@ def _configured(out: Path) -> tuple[str, dict[str, str]]:
         for name, axis in axes.items():
             if axis not in X_AXES:
                 raise ConfigError(f"panels[{name}].x_axis", axis, f"one of {X_AXES}")
-        return bands, axes
+        y_axes: dict[str, tuple[str, ...]] = {}
+        for p in panels:
+            given = p.get("y_axis", list(DEFAULT_Y_AXES))
+            if not isinstance(given, list) or not given or any(y not in Y_AXES for y in given):
+                raise ConfigError(f"panels[{p.get('name')}].y_axis", given, f"a list of names in {Y_AXES}")
+            y_axes[str(p.get("name"))] = tuple(given)
+        return bands, axes, y_axes
     except (tomllib.TOMLDecodeError, UnicodeDecodeError, ConfigError) as exc:
         detail = " ".join(str(exc).split())[:200]
         raise ParameterError(
@@ -562,7 +579,7 @@ def _plot(out: Path, bands: str | None) -> list[Path]:
     curves = _read_curves(csv_path)
     if not curves:
         raise ParameterError("results_dir", str(out), f"a {CSV_FILE} with at least one row")
-    configured, axes = _configured(out)
+    configured, axes, y_axes = _configured(out)
     if bands is None:
         bands = configured
     captions: dict[str, str] = {}
@@ -593,9 +610,21 @@ def _plot(out: Path, bands: str | None) -> list[Path]:
             caption = captions.get(panel, "")
             written += _draw_final(panel, curves, caption, name, path, bands, regret)
             continue
-        written += _draw(
-            cells, curves, captions, privacy, name, path, len(cells), bands, overview=False, regret=regret
-        )
+        for y_axis in y_axes.get(panel, DEFAULT_Y_AXES):
+            at = path if y_axis == "average" else path.with_name(f"regret-{panel}-{y_axis}.png")
+            written += _draw(
+                cells,
+                curves,
+                captions,
+                privacy,
+                name,
+                at,
+                len(cells),
+                bands,
+                overview=False,
+                regret=regret,
+                y_axis=y_axis,
+            )
     if len(panels) > 1:
         every = [cell for panel in panels for cell in cells_of[panel]]
         path = out / "regret.png"

@@ -256,7 +256,6 @@ def _save_ledgers(out: Path, stem: str, ledgers: Mapping[int, Accountant]) -> li
 
 
 def _write_outputs(config: Config, out: Path, units: Sequence[Unit]) -> None:
-    family = config.learners
     groups: dict[tuple[int, int, int], list[tuple[Unit, _UnitData]]] = {}
     for u in units:
         groups.setdefault((u.panel, u.algorithm, u.epsilon), []).append(
@@ -270,6 +269,7 @@ def _write_outputs(config: Config, out: Path, units: Sequence[Unit]) -> None:
         f.write(",".join(CSV_COLUMNS) + "\n")
         for (p, a, e), parts in groups.items():
             panel, algorithm = config.panels[p], config.algorithms[a]
+            family = FAMILIES[algorithm.family]
             eps = panel.epsilons[e] if algorithm.private else None
             eps_text = repr(eps) if eps is not None else ""
             rounds = parts[0][1].rounds
@@ -298,6 +298,7 @@ def _write_outputs(config: Config, out: Path, units: Sequence[Unit]) -> None:
                 {
                     "panel": panel.name,
                     "algorithm": algorithm.name,
+                    **({"family": family.name} if len(config.families) > 1 else {}),
                     "label": algorithm.label,
                     "epsilon": eps,
                     "horizon": panel.horizon,
@@ -314,7 +315,7 @@ def _write_outputs(config: Config, out: Path, units: Sequence[Unit]) -> None:
                     # the family's: the privacy (claimed, exact, ...), communication, learner
                     **family.result(
                         algorithm.learner(eps),
-                        panel,
+                        panel.for_family(family.name),
                         arrays,
                         metas,
                         ledgers,
@@ -329,9 +330,12 @@ def _write_outputs(config: Config, out: Path, units: Sequence[Unit]) -> None:
 
     summary = {
         "name": config.name,
-        "family": family.name,
-        # how the plots and summary.md name the regret (the pseudo-regret, or the group's)
-        "regret_label": list(family.regret_label),
+        "family": config.family,
+        # a config whose algorithms span families (each result says its own)
+        **({"families": list(config.families)} if len(config.families) > 1 else {}),
+        # how the plots and summary.md name the regret (the pseudo-regret, or the group's: one
+        # name for every family of a config)
+        "regret_label": list(config.learners.regret_label),
         "description": config.description,
         "fingerprint": config.fingerprint,
         "quick": config.quick,
@@ -407,11 +411,12 @@ def _markdown(summary: Mapping[str, Any]) -> str:
     )
     family = FAMILIES.get(str(summary.get("family", DEFAULT_FAMILY)), FAMILIES[DEFAULT_FAMILY])
     symbol = family.regret_label[1].replace("(t)", "(T)")
-    lines = [
-        f"# {summary['name']}: privacy spent and final regret",
-        "",
-        family.table_note,
-        "",
+    named = summary.get("families", [family.name])
+    notes_of = [FAMILIES[n] for n in named if isinstance(n, str) and n in FAMILIES] or [family]
+    lines = [f"# {summary['name']}: privacy spent and final regret", ""]
+    for f in notes_of:  # what "claimed" and "exact" mean in each family of the table
+        lines += [f"{f.name} family: {f.table_note}" if len(notes_of) > 1 else f.table_note, ""]
+    lines += [
         f"| panel | algorithm | nominal ε | claimed (ε, δ) | exact (ε, δ) | route | {symbol}/T |",
         "|---|---|---|---|---|---|---|",
     ]

@@ -88,10 +88,14 @@ class _Draws:
     tape_seeds: list[np.random.SeedSequence]
 
 
-def _panel_draws(config: Config, shared_cache: dict[Instance, Any]) -> list[_Draws]:
-    """For each panel: its instance(s), one per repetition unless shared, and the tape seeds."""
-    out: list[_Draws] = []
-    for p, panel in enumerate(config.panels):
+def _panel_draws(config: Config, shared_cache: dict[Instance, Any]) -> dict[tuple[int, str], _Draws]:
+    """For each panel and family of the config: the panel's instance(s) as the family runs it
+    (:meth:`Panel.for_family`), one per repetition unless shared, and the tape seeds (the same
+    for every family: its repetitions' tapes are the panel's)."""
+    out: dict[tuple[int, str], _Draws] = {}
+    for (p, fam), panel in (
+        ((p, fam), whole.for_family(fam)) for p, whole in enumerate(config.panels) for fam in config.families
+    ):
         instance_seeds, tape_seeds = [], []
         for r in range(config.repetitions):
             child_instance, child_tape = np.random.SeedSequence(config.seed, spawn_key=(p, 0, r)).spawn(2)
@@ -105,10 +109,10 @@ def _panel_draws(config: Config, shared_cache: dict[Instance, Any]) -> list[_Dra
                 except (ParameterError, ParameterTypeError) as err:
                     where = f"{panel.instance_where}.{_instance_field(err.name)}"
                     raise ConfigError(where, err.value, err.valid) from err
-            out.append(_Draws(True, shared_cache[spec], tape_seeds))
+            out[p, fam] = _Draws(True, shared_cache[spec], tape_seeds)
         else:
             drawn = [spec.draw(np.random.default_rng(s)) for s in instance_seeds]
-            out.append(_Draws(False, drawn, tape_seeds))
+            out[p, fam] = _Draws(False, drawn, tape_seeds)
     return out
 
 
@@ -123,14 +127,14 @@ def _tasks(config: Config, units: Sequence[Unit]) -> list[_Task]:
     for u in units:
         panel = config.panels[u.panel]
         algorithm = config.algorithms[u.algorithm]
-        draw = draws[u.panel]
+        draw = draws[u.panel, algorithm.family]
         part = draw.instances if draw.shared else tuple(draw.instances[u.first : u.first + u.count])
         noise = np.random.SeedSequence(config.seed, spawn_key=(u.panel, 1, u.algorithm, u.epsilon, u.chunk))
         eps = panel.epsilons[u.epsilon] if algorithm.private else None
         tasks.append(
             _Task(
                 u,
-                config.family,
+                algorithm.family,
                 algorithm.learner(eps),
                 part,
                 panel.horizon,
@@ -574,7 +578,7 @@ def _run_in(
             )
         if path.is_file():
             try:
-                ok = _UnitData.load(path).fits(task.unit, config.learners.unit_arrays)
+                ok = _UnitData.load(path).fits(task.unit, FAMILIES[task.family].unit_arrays)
             except TamperedError:
                 raise
             except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile):

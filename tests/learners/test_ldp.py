@@ -25,6 +25,7 @@ from learners.ldp import (
     HazanLevy,
     Learner,
     SahaTewari,
+    _hazan_levy_radius,
     code_mode_check,
     code_sigma,
     composed_sigmas,
@@ -36,6 +37,7 @@ from learners.ldp import (
     privatize_glm,
     privatize_linear,
     privatize_loss,
+    rr_outputs,
     run,
     symmetric_noise,
     two_point_gradient,
@@ -557,6 +559,13 @@ def test_standin_is_a_deterministic_matrix_of_movielens_shape() -> None:
         (lambda: composed_sigmas(0.0, DELTA, [1.0]), "epsilon"),
         (lambda: composed_sigmas(1.0, 2.0, [1.0]), "delta"),
         (lambda: code_mode_check(1.0, 0.0), "delta"),
+        (lambda: make_learner("one-point", 1.0, mechanism="randomized-response", delta=DELTA), "delta"),
+        (lambda: make_learner("one-point", 1.0, mechanism="laplace", delta=DELTA), "delta"),
+        (lambda: make_learner("one-point", 1.0, mechanism="gaussian"), "delta"),
+        (lambda: make_learner("one-point", None, mechanism="laplace"), "mechanism"),
+        (lambda: make_learner("one-point", 1.0, mechanism="coin"), "mechanism"),
+        (lambda: make_learner("two-point", 1.0, mechanism="randomized-response"), "mechanism"),
+        (lambda: make_learner("ldp-linucb", 1.0, mechanism="laplace"), "mechanism"),
     ],
 )
 def test_bad_input_names_the_field(call: object, field: str) -> None:
@@ -576,3 +585,110 @@ def test_learner_is_a_value() -> None:
     assert isinstance(learner, Learner)
     assert learner == make_learner("ldp-linucb", 1.0, delta=DELTA)
     assert learner.label == "LDP-LinUCB(ε=1, paper)"
+
+
+# ---------------------------------------------------------------------------------------
+# Randomized response (issue 18 §3: a locally private UCB by the Laplace mechanism or RR)
+# ---------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("eps", [0.1, 1.0, 5.0])
+@pytest.mark.parametrize(("low", "high"), [(0.0, 1.0), (-2.0, 2.0)])
+def test_rr_decoding_is_unbiased_in_exact_arithmetic(eps: float, low: float, high: float) -> None:
+    """E[decoded | x] = x for x at both ends and inside the range: with p = e^ε/(1 + e^ε),
+    P(b = 1 | x) = q + (p − q)(x − low)/(high − low), checked with mpmath at 50 digits."""
+    import mpmath as mp
+
+    v0, v1 = rr_outputs(low, high, eps)
+    with mp.workdps(50):
+        p = mp.e**eps / (1 + mp.e**eps)
+        q = 1 - p
+        for x in (low, high, low + 0.3 * (high - low)):
+            one = q + (p - q) * (mp.mpf(x) - low) / (high - low)
+            mean = one * mp.mpf(v1) + (1 - one) * mp.mpf(v0)
+            assert abs(mean - x) < 1e-12 * (1 + abs(v1 - v0))
+
+
+def test_rr_flips_with_probability_one_over_one_plus_e_eps_and_is_unbiased() -> None:
+    """The reported bit of a loss 1 is 1 with probability p = e^ε/(1 + e^ε), of a loss 0 with q:
+    the likelihood ratio of every output is e^ε (ε-LDP, tight); the decoded mean is the loss."""
+    eps = 1.0
+    arms = BernoulliArms(np.array([0.3, 0.6]))
+    noise = noise_of(make_learner("one-point", eps, mechanism="randomized-response", base=UCB(2)), arms, 10)
+    assert noise.loss_range == (0.0, 1.0)
+    v0, v1 = rr_outputs(0.0, 1.0, eps)
+    gen = np.random.default_rng(5)
+    p = math.exp(eps) / (1 + math.exp(eps))
+    for loss, want in ((1.0, p), (0.0, 1 - p)):
+        out = privatize_loss(np.full(N, loss), 1.0, noise, gen)
+        assert set(np.unique(out).tolist()) == {v0, v1}
+        share = float(np.mean(out == v1))
+        assert abs(share - want) < 5 * math.sqrt(want * (1 - want) / N)
+        assert abs(float(out.mean()) - loss) < 5 * float(out.std()) / math.sqrt(N)
+    fractional = privatize_loss(np.full(N, 0.25), 1.0, noise, gen)  # rounded to a bit first
+    assert abs(float(fractional.mean()) - 0.25) < 5 * float(fractional.std()) / math.sqrt(N)
+    assert 2 * noise.sigma == pytest.approx(v1 - v0)  # the sub-Gaussian scale: half the range
+
+
+@pytest.mark.parametrize("eps", [0.1, 0.5, 1.0])
+def test_rr_and_laplace_ledgers_are_exactly_eps_on_bernoulli_arms(eps: float) -> None:
+    """Bernoulli losses are bits: the message's sensitivity is 1 (Laplace scale 1/ε, not 2/ε),
+    and both pure mechanisms certify exactly ε (randomized response is PureDP's worst case)."""
+    arms = BernoulliArms(np.array([0.3, 0.6]))
+    for mechanism in ("laplace", "randomized-response"):
+        learner = make_learner("one-point", eps, mechanism=mechanism, base=UCB(2))
+        res = run(learner, arms, 50, rng=np.random.default_rng(0), repetitions=2)
+        (message,) = res.noise.messages
+        assert message.sensitivity == 1.0
+        assert res.privacy.delta == 0.0
+        assert res.privacy.meets_claim
+        assert res.privacy.epsilon <= eps
+        assert res.privacy.epsilon == pytest.approx(eps, rel=1e-12)
+        if mechanism == "laplace":
+            assert message.sd == pytest.approx(1 / eps, rel=1e-14)
+            assert message.sd >= 1 / eps  # rounded toward more noise
+    # a quadratic's losses span [-B, B]: the paper's Δ = 2B is unchanged
+    quad = convex_quadratic(2)
+    assert noise_of(make_learner("one-point", 1.0, mechanism="laplace"), quad, 10).messages[
+        0
+    ].sensitivity == (2 * quad.bound)
+
+
+def test_ldp_ucb_by_randomized_response_learns() -> None:
+    """LDP-UCB with randomized response: regret far below uniform play, falling as ε grows."""
+    arms = BernoulliArms(np.array([0.25, 0.4, 0.55, 0.7]))
+    T = 20_000
+    finals = []
+    for eps in (0.5, 4.0):
+        learner = make_learner("one-point", eps, mechanism="randomized-response", base=UCB(4))
+        res = run(learner, arms, T, rng=np.random.default_rng(1), repetitions=4)
+        finals.append(float(res.pseudo_regret[:, -1].mean()))
+    uniform = T * float(np.mean(arms.means - arms.means.min()))
+    assert finals[1] < finals[0] < 0.5 * uniform
+
+
+# ---------------------------------------------------------------------------------------
+# Hazan–Levy's FTRL step (the radius root)
+# ---------------------------------------------------------------------------------------
+
+
+def test_hazan_levy_radius_is_the_root_found_by_brentq() -> None:
+    """``s`` solves m s + c s/(1 − s²) = a on [0, 1): against scipy's brentq, for small and huge a,
+    m = 0 and large m."""
+    from scipy.optimize import brentq
+
+    gen = np.random.default_rng(3)
+    a = np.concatenate([[0.0, 1e-12, 1e6, 1e12], 10.0 ** gen.uniform(-6, 6, 200)])
+    for m, c in ((0.0, 2.0), (3.0, 0.5), (1e4, 1e-3), (1e-3, 50.0)):
+        got = _hazan_levy_radius(a, m, c)
+        assert ((got >= 0) & (got < 1)).all()
+        for ai, si in zip(a, got, strict=True):
+            if ai == 0:
+                assert si == 0
+                continue
+
+            def h(s: float, ai: float = ai, m: float = m, c: float = c) -> float:
+                return m * s + c * s / (1 - s * s) - ai
+
+            want = brentq(h, 0.0, 1 - 1e-16, xtol=1e-300)
+            assert si == pytest.approx(want, rel=1e-12, abs=1e-15)

@@ -305,3 +305,175 @@ def test_bad_horizon_axes_name_the_field(changes: dict[str, Any], quick: bool, f
     with pytest.raises(ConfigError) as info:
         load_config(horizon_config(**changes), quick=quick)
     assert info.value.name == field, str(info.value)
+
+
+# ---------------------------------------------------------------------------------------
+# One config, two families (issue 18 §3): LDP-UCB beside the distributed MAB paper's learners
+# ---------------------------------------------------------------------------------------
+
+MEANS = [0.7, 0.55, 0.5, 0.3]
+
+
+def mixed(**changes: Any) -> dict[str, Any]:
+    """LDP-SE (mab family) and LDP-UCB by randomized response (ldp family) on the same arms."""
+    config: dict[str, Any] = {
+        "name": "mixed",
+        "family": "ldp",
+        "seed": 11,
+        "repetitions": 3,
+        "horizon": 3000,
+        "checkpoints": 10,
+        "chunk": 3,
+        "epsilons": [0.5, 1.0],
+        "instance": {"kind": "ldp-bernoulli", "means": list(MEANS)},
+        "algorithms": [
+            {"name": "ldp-se", "params": {"growth": 2}},
+            {
+                "name": "one-point",
+                "label": "LDP-UCB (RR)",
+                "params": {"base": "ucb", "base_arms": 4, "mechanism": "randomized-response"},
+            },
+        ],
+    }
+    config.update(changes)
+    return config
+
+
+def _rows(out: Path, label: str) -> list[list[str]]:
+    lines = (out / "regret.csv").read_text().splitlines()
+    head = lines[0].split(",")
+    at = head.index("label")
+    return [row.split(",")[1:] for row in lines[1:] if row.split(",")[at] == label]  # all but the panel
+
+
+def test_one_config_runs_algorithms_of_two_families_on_the_same_arms(tmp_path: Path) -> None:
+    """The mab family's LDP-SE in the mixed config is the LDP-SE of a pure mab config on the same
+    Bernoulli arms (same seed, same algorithm index: the same streams), bit for bit; each result
+    says its family; the ldp learner's regret is on the same arms (both pseudo-regrets against the
+    best arm's 0.7)."""
+    config = load_config(mixed())
+    assert config.families == ("ldp", "mab")
+    assert [a.family for a in config.algorithms] == ["mab", "ldp"]
+    out = run_experiment(config, tmp_path / "mixed", progress=False)
+    alone = {
+        **mixed(name="alone", family="mab", algorithms=[mixed()["algorithms"][0]]),
+        "instance": {"kind": "bernoulli", "means": list(MEANS)},
+    }
+    ref = run_experiment(load_config(alone), tmp_path / "alone", progress=False)
+    got, want = _rows(out, "LDP-SE"), _rows(ref, "LDP-SE")
+    assert got
+    assert got == want
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["families"] == ["ldp", "mab"]
+    fams = {(r["label"], r["family"]) for r in summary["results"]}
+    assert fams == {("LDP-SE", "mab"), ("LDP-UCB (RR)", "ldp")}
+    for r in summary["results"]:
+        assert r["privacy"]["exact"]["epsilon"] <= r["epsilon"] * (1 + 1e-12)
+        # pseudo-regret per round is between 0 and the largest gap (0.4)
+        assert 0 <= r["pseudo_regret"]["time_average"]["mean"] <= 0.4
+    text = (out / "summary.md").read_text()
+    assert "ldp family:" in text
+    assert "mab family:" in text
+    # the resolved config reads back to the same config (a resumed run finds every unit)
+    again = load_config(out / "config.toml")
+    assert again.fingerprint == config.fingerprint
+    assert [a.family for a in again.algorithms] == ["mab", "ldp"]
+
+
+def test_the_mab_family_can_host_ldp_ucb_on_its_bernoulli_kind() -> None:
+    config = load_config(mixed(family="mab", instance={"kind": "bernoulli", "means": list(MEANS)}))
+    assert config.families == ("mab", "ldp")
+    panel = config.panels[0]
+    assert panel.for_family("ldp").instance.kind == "ldp-bernoulli"
+    # reward means there, loss means here: the ldp instance's losses are 1 - means
+    built = panel.for_family("ldp").instance.build_shared()
+    assert np.allclose(built.means, 1 - np.array(MEANS))
+
+
+@pytest.mark.parametrize(
+    ("changes", "field"),
+    [
+        # the group regret of federated LinUCB cannot share a figure with the pseudo-regret
+        (
+            {
+                "algorithms": [
+                    {"name": "one-point", "params": {"base": "ucb", "base_arms": 4}},
+                    {"name": "fedlinucb"},
+                ]
+            },
+            "algorithms[1].name",
+        ),
+        # DP-DPE (phased) names the regret alike but runs no Bernoulli arms
+        ({"algorithms": [{"name": "ldp-se"}, {"name": "dpe"}]}, "instance.kind"),
+        # the mab family's Bernoulli arms drawn per repetition cannot be the ldp family's
+        ({"family": "mab", "instance": {"kind": "bernoulli", "arms": 4}}, "instance.means"),
+        # an instance no family of the config runs
+        ({"instance": {"kind": "ldp-quadratic", "dim": 2}}, "instance.kind"),
+    ],
+)
+def test_bad_mixed_configs_name_the_field(changes: dict[str, Any], field: str) -> None:
+    with pytest.raises(ConfigError) as info:
+        load_config(mixed(**changes))
+    assert info.value.name == field, str(info.value)
+
+
+# ---------------------------------------------------------------------------------------
+# y_axis: the official figures' cumulative regret and regret/√t
+# ---------------------------------------------------------------------------------------
+
+
+def test_y_axis_draws_cumulative_and_sqrt_figures_of_the_curves(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each y_axis is a figure; its mean line is Reg(t)/t, Reg(t) or Reg(t)/√t of regret.csv."""
+    from matplotlib.axes import Axes
+
+    from learners.results import _read_curves
+
+    lines: list[tuple[np.ndarray, np.ndarray]] = []
+    original = Axes.plot
+
+    def spy(self: Axes, *args: Any, **kwargs: Any) -> Any:
+        if len(args) >= 2:
+            lines.append((np.asarray(args[0], dtype=float), np.asarray(args[1], dtype=float)))
+        return original(self, *args, **kwargs)
+
+    config = small(
+        y_axis=["average", "cumulative", "sqrt"], epsilons=[1e4], algorithms=[{"name": "ldp-linucb"}]
+    )
+    out = run_experiment(load_config(config), tmp_path / "y", progress=False)
+    for name in ("regret-ldptiny", "regret-ldptiny-cumulative", "regret-ldptiny-sqrt"):
+        assert (out / f"{name}.png").is_file()
+    monkeypatch.setattr(Axes, "plot", spy)
+    from learners.experiment import plot_results
+
+    plot_results(out)
+    (curve,) = _read_curves(out / "regret.csv")
+    t = curve.rounds.astype(float)
+    want = [curve.pseudo.mean(axis=0) / t**power for power in (1.0, 0.0, 0.5)]
+    drawn = [y for x, y in lines if x.shape == t.shape and np.array_equal(x, t)]
+    for w in want:
+        assert any(np.allclose(y, w, rtol=1e-12, atol=0) for y in drawn)
+    # plots only: the fingerprint is the default's
+    assert (
+        load_config(config).fingerprint
+        == load_config(small(epsilons=[1e4], algorithms=[{"name": "ldp-linucb"}])).fingerprint
+    )
+
+
+@pytest.mark.parametrize(
+    ("changes", "field"),
+    [
+        ({"y_axis": "log"}, "y_axis"),
+        ({"y_axis": []}, "y_axis"),
+        ({"y_axis": ["sqrt", "sqrt"]}, "y_axis"),
+        ({"y_axis": 1}, "y_axis"),
+        ({"panels": [{"name": "p", "y_axis": ["cumulative", "x"]}]}, "panels[0].y_axis"),
+        # the final-regret figures have no t axis
+        ({"x_axis": "epsilon", "y_axis": "cumulative"}, "y_axis"),
+    ],
+)
+def test_bad_y_axes_name_the_field(changes: dict[str, Any], field: str) -> None:
+    with pytest.raises(ConfigError) as info:
+        load_config(small(**changes))
+    assert info.value.name == field, str(info.value)
