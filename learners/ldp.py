@@ -154,7 +154,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from accounting import _validate as v
-from accounting.accountant import Accountant, Event
+from accounting.accountant import Accountant, Event, ledger_epsilon
 from accounting.bounds import gaussian_sigma_classic
 from accounting.calibration import calibrate
 from accounting.mechanisms import AdditiveNoise, Mechanism, PureDP
@@ -303,11 +303,8 @@ def upsilon(sigma: float, t: float, dim: int, horizon: int, alpha: float) -> flo
     return sigma * math.sqrt(t) * (4 * math.sqrt(dim) + 2 * math.log(2 * horizon / alpha))
 
 
-def _epsilon_of(events: Sequence[AdditiveNoise], delta: float) -> float:
-    acc = Accountant(Neighbouring.REPLACE_ONE)
-    for e in events:
-        acc.compose(Event(e))
-    return float(acc.epsilon(delta))
+def _epsilon_of(releases: Sequence[AdditiveNoise], delta: float) -> float:
+    return ledger_epsilon(tuple(Event(r) for r in releases), delta)
 
 
 @dataclass(frozen=True)
@@ -1156,14 +1153,6 @@ class Privacy:
     message: str = ""
 
 
-@cache
-def _ledger_epsilon(events: tuple[Event, ...], delta: float) -> float:
-    acc = Accountant(Neighbouring.REPLACE_ONE)
-    for e in events:
-        acc.compose(e)
-    return float(acc.epsilon(delta))
-
-
 def privacy_of(learner: Learner, noise: Noise, ledgers: dict[int, Accountant], delta: float) -> Privacy:
     """The privacy of a run from its ledgers (:attr:`RunResult.ledgers`)."""
     if not isinstance(learner, Learner):
@@ -1184,7 +1173,7 @@ def privacy_of(learner: Learner, noise: Noise, ledgers: dict[int, Accountant], d
         at = 0.0
         argument += f"; {'Laplace mechanism' if noise.kind == 'laplace' else 'randomized response'}, pure ε"
     else:
-        epsilon = max(_ledger_epsilon(acc.ledger, d) for acc in ledgers.values())
+        epsilon = max(ledger_epsilon(acc.ledger, d, acc.neighbouring, acc.dps) for acc in ledgers.values())
         at = d
         argument += f"; {noise.calibration} calibration, exact accounting of the Gaussian mechanism"
     assert learner.epsilon is not None

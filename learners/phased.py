@@ -141,7 +141,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from accounting import _validate as v
-from accounting.accountant import Accountant, Event
+from accounting.accountant import Accountant, Event, ledger_epsilon
 from accounting.bounds import gaussian_sigma_classic
 from accounting.calibration import ShuffleSumParameters, calibrate, shuffle_sum_parameters
 from accounting.mechanisms import AdditiveNoise, ApproxDP
@@ -593,14 +593,6 @@ class Privacy:
     message: str = ""
 
 
-@cache
-def _ledger_epsilon(events: tuple[Event, ...], neighbouring: Neighbouring, dps: int, delta: float) -> float:
-    accountant = Accountant(neighbouring, dps)
-    for event in events:
-        accountant.compose(event)
-    return float(accountant.epsilon(delta))
-
-
 _ARGUMENTS = {
     "central": (
         "central DP (Definition 4.1): the server adds N(0, (z Δ)² I) to the clients' average, "
@@ -642,7 +634,7 @@ def privacy_of(learner: Learner, ledgers: Mapping[int, Accountant], delta: float
             "; ".join(notes),
         )  # fmt: skip
     per = tuple(
-        (j, _ledger_epsilon(acc.ledger, acc.neighbouring, acc.dps, d)) for j, acc in sorted(ledgers.items())
+        (j, ledger_epsilon(acc.ledger, d, acc.neighbouring, acc.dps)) for j, acc in sorted(ledgers.items())
     )
     epsilon = max((e for _, e in per), default=0.0)
     argument = _ARGUMENTS[learner.model]

@@ -180,6 +180,14 @@ def test_the_ucb_base_runs_on_bernoulli_arms_and_movielens_reads_a_file(tmp_path
             {"algorithms": [{"name": "ldp-linucb", "params": {"mechanism": "laplace"}}]},
             "algorithms[0].params.mechanism",
         ),
+        (
+            {"algorithms": [{"name": "two-point", "params": {"mechanism": "randomized-response"}}]},
+            "algorithms[0].params.mechanism",
+        ),
+        (
+            {"algorithms": [{"name": "one-point-nonprivate", "params": {"mechanism": "laplace"}}]},
+            "algorithms[0].params.mechanism",
+        ),
     ],
 )
 def test_bad_ldp_configs_name_the_field(
