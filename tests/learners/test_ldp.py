@@ -692,3 +692,15 @@ def test_hazan_levy_radius_is_the_root_found_by_brentq() -> None:
 
             want = brentq(h, 0.0, 1 - 1e-16, xtol=1e-300)
             assert si == pytest.approx(want, rel=1e-12, abs=1e-15)
+
+
+def test_the_code_mode_runs_the_code_radius_unless_told_otherwise() -> None:
+    """``mode="code"`` is the official algorithm: its β_t (the code's radius) by default; the paper
+    mode's default is the derived radius; an explicit radius wins in both."""
+    assert make_learner("ldp-linucb", 1.0, delta=DELTA, mode="code").radius == "code"
+    assert make_learner("ldp-linucb", 1.0, delta=DELTA).radius == "derived"
+    assert make_learner("ldp-linucb", 1.0, delta=DELTA, mode="code", radius="derived").radius == "derived"
+    assert make_learner("ldp-linucb", 1.0, delta=DELTA, radius="code").radius == "code"
+    with pytest.raises(ParameterError) as info:
+        make_learner("ldp-linucb", 1.0, delta=DELTA, radius="wide")
+    assert info.value.name == "radius"
