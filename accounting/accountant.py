@@ -805,9 +805,10 @@ def ledger_epsilon(
     delta: float,
     neighbouring: Neighbouring = Neighbouring.REPLACE_ONE,
     dps: int = DEFAULT_DPS,
+    route: str = "auto",
 ) -> float:
-    """``float(Accountant(neighbouring, dps) ∘ events .epsilon(delta))``: the certified ε at ``δ``
-    of a ledger's events (:attr:`Accountant.ledger`), rounded up, memoized.
+    """``float(Accountant(neighbouring, dps) ∘ events .epsilon(delta, route))``: the certified ε at
+    ``δ`` of a ledger's events (:attr:`Accountant.ledger`) by ``route``, rounded up, memoized.
 
     The one place a learner turns a ledger into a number: runs re-answer the same ledger for every
     unit, chunk and summary (each user's, each phase's), and the exact routes take seconds.
@@ -815,7 +816,7 @@ def ledger_epsilon(
     accountant = Accountant(neighbouring, dps)
     for event in events:
         accountant.compose(event)
-    return float(accountant.epsilon(delta))
+    return float(accountant.epsilon(delta, route=route))
 
 
 _LEDGER_FIELDS = ("format", "neighbouring", "dps", "events", "sha256")

@@ -150,7 +150,7 @@ from threadpoolctl import threadpool_limits
 
 from accounting import _validate as v
 from accounting._certified import DEFAULT_DPS, float_up
-from accounting.accountant import Accountant, Event
+from accounting.accountant import Accountant, Event, ledger_epsilon
 from accounting.calibration import ShuffleSumParameters, shuffle_sum_parameters
 from accounting.mechanisms import AdditiveNoise, ApproxDP
 from accounting.neighbouring import Neighbouring
@@ -691,16 +691,6 @@ def _radius(
 # ---------------------------------------------------------------------------------------
 
 
-@cache
-def _epsilon(
-    events: tuple[Event, ...], neighbouring: Neighbouring, dps: int, delta: float, route: str = "auto"
-) -> float:
-    accountant = Accountant(neighbouring, dps)
-    for event in events:
-        accountant.compose(event)
-    return float(accountant.epsilon(delta, route=route))
-
-
 @dataclass(frozen=True)
 class Privacy:
     """What a run's release guarantees, and whether it is a guarantee of the algorithm as run.
@@ -775,7 +765,7 @@ def privacy_of(learner: Learner, noise: Noise, ledgers: Mapping[int, Accountant]
     if noise.vector is not None:
         return _vector_privacy(learner, noise, noise.vector, ledgers, d)
     per = tuple(
-        (n, _epsilon(ledgers[n].ledger, ledgers[n].neighbouring, ledgers[n].dps, d)) for n in sorted(ledgers)
+        (n, ledger_epsilon(acc.ledger, d, acc.neighbouring, acc.dps)) for n, acc in sorted(ledgers.items())
     )
     sens = noise.sensitivities
     argument = (
@@ -787,7 +777,7 @@ def privacy_of(learner: Learner, noise: Noise, ledgers: Mapping[int, Accountant]
     if learner.name == "dubey-pentland":
         tree = noise.tree
         assert tree is not None
-        content = _epsilon(tree.accountant().ledger, sens.neighbouring, DEFAULT_DPS, d)
+        content = ledger_epsilon(tree.accountant().ledger, d, sens.neighbouring, DEFAULT_DPS)
         certified = False
         notes.append(
             "NOT PRIVATE: Dubey & Pentland's sync rule depends on non-private local data, so the schedule "
@@ -850,7 +840,7 @@ def _vector_privacy(
     notes: list[str] = []
     if vec.certified:
         per = tuple(
-            (n, _epsilon(ledgers[n].ledger, ledgers[n].neighbouring, ledgers[n].dps, delta, "pld"))
+            (n, ledger_epsilon(ledgers[n].ledger, delta, ledgers[n].neighbouring, ledgers[n].dps, "pld"))
             for n in sorted(ledgers)
         )
         content = max((e for _, e in per), default=0.0)

@@ -436,10 +436,8 @@ def _classic_multiplier(epsilon: float, delta: float) -> float:
     return gaussian_sigma_classic(epsilon / scale, delta, 1.0 / scale)
 
 
-@cache
 def _gaussian_epsilon(multiplier: float, delta: float) -> float:
-    accountant = Accountant(Neighbouring.REPLACE_ONE).compose(Event(AdditiveNoise(Gaussian(multiplier), 1.0)))
-    return float(accountant.epsilon(delta))
+    return ledger_epsilon((Event(AdditiveNoise(Gaussian(multiplier), 1.0)),), delta)
 
 
 @dataclass(frozen=True)
