@@ -797,11 +797,9 @@ def load_config(source: str | os.PathLike[str] | Mapping[str, Any], quick: bool 
     )
 
 
-def _y_axes(prefix: str, table: Mapping[str, Any], data: Mapping[str, Any], x_axis: str) -> tuple[str, ...]:
-    """A panel's ``y_axis`` (its own, else the top level's): one of :data:`Y_AXES` or a list of
-    them without repeats; other than the default only for ``x_axis = "round"``."""
-    where = prefix + "y_axis" if "y_axis" in table else "y_axis"
-    raw = table.get("y_axis", data.get("y_axis", list(DEFAULT_Y_AXES)))
+def y_axes_names(where: str, raw: object) -> tuple[str, ...]:
+    """``raw`` as a ``y_axis`` value: one of :data:`Y_AXES` or a list of them without repeats, else
+    a :class:`ConfigError` naming ``where``."""
     items = [raw] if isinstance(raw, str) else raw
     valid = (
         'one of "average" (Reg(t)/t), "cumulative" (Reg(t)) or "sqrt" (Reg(t)/√t), or a list of them '
@@ -814,7 +812,15 @@ def _y_axes(prefix: str, table: Mapping[str, Any], data: Mapping[str, Any], x_ax
         or len(set(items)) != len(items)
     ):
         raise ConfigError(where, raw, valid)
-    axes = tuple(items)
+    return tuple(items)
+
+
+def _y_axes(prefix: str, table: Mapping[str, Any], data: Mapping[str, Any], x_axis: str) -> tuple[str, ...]:
+    """A panel's ``y_axis`` (its own, else the top level's, :func:`y_axes_names`); other than the
+    default only for ``x_axis = "round"``."""
+    where = prefix + "y_axis" if "y_axis" in table else "y_axis"
+    raw = table.get("y_axis", data.get("y_axis", list(DEFAULT_Y_AXES)))
+    axes = y_axes_names(where, raw)
     if axes != DEFAULT_Y_AXES and x_axis != "round":
         raise ConfigError(
             where,

@@ -1429,7 +1429,7 @@ class LDPFamily(Family):
     def params_of(self, name: str, params: dict[str, Any], delta: float) -> dict[str, Any]:
         """A private learner's ``delta`` defaults to the config's, unless its mechanism is pure
         (``params.mechanism = "laplace"`` or ``"randomized-response"``: no δ)."""
-        if params.get("mechanism") in ("laplace", "randomized-response"):
+        if params.get("mechanism") in ldp.PURE_MECHANISMS:
             return params
         return super().params_of(name, params, delta)
 

@@ -181,6 +181,7 @@ __all__ = [
     "FKM",
     "MECHANISMS",
     "MODES",
+    "PURE_MECHANISMS",
     "UCB",
     "ADXOnePoint",
     "CodeModeCheck",
@@ -224,6 +225,14 @@ CALIBRATIONS = ("exact", "classic")
 #: (``(ε, δ)``), the Laplace mechanism (pure ``ε``) or randomized response (pure ``ε``, one-point
 #: only; :func:`privatize_loss`).
 MECHANISMS = ("gaussian", "laplace", "randomized-response")
+#: The mechanisms of pure ε-LDP (no δ).
+PURE_MECHANISMS = ("laplace", "randomized-response")
+#: The algorithms that take each mechanism.
+_TAKERS = {
+    "gaussian": ALGORITHMS,
+    "laplace": ("one-point", "two-point"),
+    "randomized-response": ("one-point",),
+}
 RADII = ("code", "derived")
 
 #: Rounds of contexts and noise drawn at once by the contextual learners.
@@ -747,14 +756,7 @@ class Learner:
             object.__setattr__(self, "radius", "code" if mode == "code" else "derived")
         v.choice("radius", self.radius, RADII)
         contextual = name in ("ldp-linucb", "ldp-glm")
-        if self.mechanism is not None:
-            mechanism = v.choice("mechanism", self.mechanism, MECHANISMS)
-            takers = ("one-point", "two-point") if mechanism == "laplace" else ("one-point",)
-            if mechanism != "gaussian" and name not in takers:
-                takes = "'one-point' (Algorithm 1)" + (" and 'two-point'" if mechanism == "laplace" else "")
-                raise ParameterError(
-                    "mechanism", mechanism, f"'gaussian': only {takes} take(s) the {mechanism} mechanism"
-                )
+        object.__setattr__(self, "mechanism", self._mechanism(name))
         if mode == "code" and name != "ldp-linucb":
             raise ParameterError("mode", mode, "'paper' (the official code implements only ldp-linucb)")
         if self.epsilon is None:
@@ -775,7 +777,6 @@ class Learner:
                     )
             else:
                 object.__setattr__(self, "delta", v.open_unit("delta", self.delta))
-        object.__setattr__(self, "mechanism", self._mechanism(name))
         if name == "one-point":
             base = FKM() if self.base is None else self.base
             if not isinstance(base, OnePointBase):
@@ -795,25 +796,27 @@ class Learner:
         object.__setattr__(self, "radius_scale", v.positive("radius_scale", self.radius_scale))
 
     def _mechanism(self, name: str) -> str | None:
-        """The randomizer's name (validated ``epsilon`` and ``delta``), or ``None`` without privacy."""
-        if self.epsilon is None:
-            if self.mechanism is not None:
+        """The randomizer's name, or ``None`` without privacy: a given one must be one the algorithm
+        takes (:data:`_TAKERS`), and pure exactly when ``delta`` is ``None``."""
+        if self.mechanism is not None:
+            mechanism = v.choice("mechanism", self.mechanism, MECHANISMS)
+            if name not in _TAKERS[mechanism]:
+                takers = " and ".join(f"'{a}'" for a in _TAKERS[mechanism])
                 raise ParameterError(
-                    "mechanism", self.mechanism, "None without an epsilon (a non-private run)"
+                    "mechanism", mechanism, f"'gaussian': only {takers} take(s) the {mechanism} mechanism"
                 )
-            return None
-        if self.mechanism is None:
-            return "gaussian" if self.delta is not None else "laplace"
-        mechanism = v.choice("mechanism", self.mechanism, MECHANISMS)
-        if mechanism == "gaussian":
-            if self.delta is None:
+            if self.epsilon is None:
+                raise ParameterError("mechanism", mechanism, "None without an epsilon (a non-private run)")
+            if mechanism in PURE_MECHANISMS and self.delta is not None:
+                raise ParameterError("delta", self.delta, f"None with mechanism '{mechanism}' (pure ε-LDP)")
+            if mechanism not in PURE_MECHANISMS and self.delta is None:
                 raise ParameterError(
                     "delta", None, "a real number in the open interval (0, 1) (the Gaussian mechanism)"
                 )
             return mechanism
-        if self.delta is not None:
-            raise ParameterError("delta", self.delta, f"None with mechanism '{mechanism}' (pure ε-LDP)")
-        return mechanism
+        if self.epsilon is None:
+            return None
+        return "gaussian" if self.delta is not None else "laplace"
 
     @property
     def private(self) -> bool:
@@ -1174,7 +1177,7 @@ def privacy_of(learner: Learner, noise: Noise, ledgers: dict[int, Accountant], d
         f"each user releases once ({blocks}): the run is as private as one release; replace-one "
         "(LDP: any two data of a user)"
     )
-    if noise.kind in ("laplace", "randomized-response"):
+    if noise.kind in PURE_MECHANISMS:
         epsilon = max(acc.pure_epsilon() for acc in ledgers.values())
         at = 0.0
         argument += f"; {'Laplace mechanism' if noise.kind == 'laplace' else 'randomized response'}, pure ε"

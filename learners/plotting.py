@@ -46,7 +46,15 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from learners.config import BANDS, DEFAULT_BANDS, DEFAULT_X_AXIS, DEFAULT_Y_AXES, X_AXES, Y_AXES, bands_name
+from learners.config import (
+    BANDS,
+    DEFAULT_BANDS,
+    DEFAULT_X_AXIS,
+    DEFAULT_Y_AXES,
+    X_AXES,
+    bands_name,
+    y_axes_names,
+)
 from learners.errors import ConfigError, ParameterError
 from learners.results import (
     CONFIG_FILE,
@@ -406,10 +414,8 @@ def _configured(out: Path) -> tuple[str, dict[str, str], dict[str, tuple[str, ..
                 raise ConfigError(f"panels[{name}].x_axis", axis, f"one of {X_AXES}")
         y_axes: dict[str, tuple[str, ...]] = {}
         for p in panels:
-            given = p.get("y_axis", list(DEFAULT_Y_AXES))
-            if not isinstance(given, list) or not given or any(y not in Y_AXES for y in given):
-                raise ConfigError(f"panels[{p.get('name')}].y_axis", given, f"a list of names in {Y_AXES}")
-            y_axes[str(p.get("name"))] = tuple(given)
+            name = str(p.get("name"))
+            y_axes[name] = y_axes_names(f"panels[{name}].y_axis", p.get("y_axis", list(DEFAULT_Y_AXES)))
         return bands, axes, y_axes
     except (tomllib.TOMLDecodeError, UnicodeDecodeError, ConfigError) as exc:
         detail = " ".join(str(exc).split())[:200]
