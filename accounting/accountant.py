@@ -54,7 +54,6 @@ basic composition — is :func:`accounting.composition.sum_up`: summed exactly a
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import json
 import math
@@ -114,7 +113,6 @@ __all__ = [
     "SelfComposed",
     "event_from_dict",
     "event_to_dict",
-    "ledger_epsilon",
 ]
 
 #: ``"auto"`` computes the PLD route first when its estimated cost (:meth:`Accountant._pld_cost`,
@@ -797,26 +795,6 @@ class Accountant:
 
     def __repr__(self) -> str:
         return f"Accountant({self.neighbouring.value}, {len(self._events)} events)"
-
-
-@functools.cache
-def ledger_epsilon(
-    events: tuple[Event, ...],
-    delta: float,
-    neighbouring: Neighbouring = Neighbouring.REPLACE_ONE,
-    dps: int = DEFAULT_DPS,
-    route: str = "auto",
-) -> float:
-    """``float(Accountant(neighbouring, dps) ∘ events .epsilon(delta, route))``: the certified ε at
-    ``δ`` of a ledger's events (:attr:`Accountant.ledger`) by ``route``, rounded up, memoized.
-
-    The one place a learner turns a ledger into a number: runs re-answer the same ledger for every
-    unit, chunk and summary (each user's, each phase's), and the exact routes take seconds.
-    """
-    accountant = Accountant(neighbouring, dps)
-    for event in events:
-        accountant.compose(event)
-    return float(accountant.epsilon(delta, route=route))
 
 
 _LEDGER_FIELDS = ("format", "neighbouring", "dps", "events", "sha256")

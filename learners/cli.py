@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from accounting import _validate as v
+from accounting.answers import CACHE_DIR_ENV, NO_CACHE_ENV
 from accounting.cli import Parser, checked, run
 from learners.config import BANDS
 from learners.errors import ConfigError, LearnerError
@@ -58,9 +59,9 @@ def _cmd_list(args: argparse.Namespace) -> int:
     return 0
 
 
-def _load(path: Path, quick: bool) -> Config:
+def _load(path: Path, args: argparse.Namespace) -> Config:
     try:
-        return load_config(path, quick=quick)
+        return load_config(path, quick=args.quick, exact_privacy=args.exact_privacy)
     except ConfigError as err:
         hint = ""
         if err.name == "config" and not path.exists():
@@ -122,6 +123,7 @@ def _execute(config: Config, args: argparse.Namespace, shipped: str | None = Non
             progress=not args.no_progress,
             force=args.force,
             on_unit=count,
+            cache=not args.no_cache,
         )
     except KeyboardInterrupt:
         print(
@@ -133,7 +135,10 @@ def _execute(config: Config, args: argparse.Namespace, shipped: str | None = Non
     resumed = f", {counts[False]} found finished" if counts[False] else ""
     print(f"{config.name}: {counts[True]} unit(s) computed{resumed}")
     print(f"results: {out}  ({CSV_FILE}, {SUMMARY_FILE}, config.toml, versions.json)")
-    print("plots (each also as .pdf and .svg):")
+    formats = "each also as .pdf and .svg"
+    if config.quick:
+        formats = "PNG only in a quick run; every format: dp-regret plot FOLDER"
+    print(f"plots ({formats}):")
     for png in sorted(out.glob("regret*.png")):
         print(f"  {png}")
     print()
@@ -165,11 +170,11 @@ def _print_summary(summary: dict[str, Any]) -> None:
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
-    return _execute(_load(args.config, args.quick), args)
+    return _execute(_load(args.config, args), args)
 
 
 def _cmd_reproduce(args: argparse.Namespace) -> int:
-    return _execute(_load(shipped_configs()[args.name], args.quick), args, shipped=args.name)
+    return _execute(_load(shipped_configs()[args.name], args), args, shipped=args.name)
 
 
 def _cmd_show(args: argparse.Namespace) -> int:
@@ -215,6 +220,20 @@ def build_parser() -> argparse.ArgumentParser:
             "--force", action="store_true", help="discard earlier results in the folder and start afresh"
         )
         cmd.add_argument("--no-progress", action="store_true", help="no progress bar")
+        cmd.add_argument(
+            "--exact-privacy",
+            metavar="MODE",
+            help="how the exact privacy of the run's ledgers is answered: auto (the exact routes, each "
+            "ledger within a deterministic cost budget; the default), cheap (the default with --quick: "
+            "exact only where it costs well under a second, else the published bound), off, or an "
+            "accountant route (pld, rdp, zcdp, pure, published[:NAME]); default: the config's",
+        )
+        cmd.add_argument(
+            "--no-cache",
+            action="store_true",
+            help="compute every certified answer afresh, neither reading nor writing the on-disk cache "
+            f"of answers (also: {NO_CACHE_ENV}=1; its folder: {CACHE_DIR_ENV})",
+        )
 
     run_cmd = sub.add_parser("run", help="run an experiment config (TOML); resumes an unfinished run")
     run_cmd.add_argument("config", type=Path, help="the TOML config")

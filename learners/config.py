@@ -22,10 +22,14 @@ The config format. Top-level keys (``*``: required)::
     chunk          repetitions per unit of work (default 10)
     delta          δ of the (ε, δ) statements of non-pure variants (default 1e-6); in the linear
                    family, the δ of every private learner that sets no ``params.delta``
-    privacy_route  the accountant route answering the ledgers of the RDP and zCDP variants
-                   (default "auto", the tightest exact one; "published": Lemma 3 / Lemma 4 on the
-                   released mechanism, instant where an exact answer over large batches takes
-                   minutes); see :func:`learners.mab.privacy_of`. MAB family only
+    privacy_route  the accountant route answering the ledgers of the privacy report's headline
+                   ``epsilon`` (default "auto", the tightest exact one; "published": Lemma 3 /
+                   Lemma 4 on the released mechanism, instant where an exact answer over large
+                   batches takes minutes); see :func:`learners.mab.privacy_of`. Every family
+    exact_privacy  how the report's ``exact`` block is answered (:mod:`learners.privacy`): "auto"
+                   (default: the exact routes, each ledger within a deterministic cost budget),
+                   "cheap" (the default of a quick run: exact routes only where they cost well
+                   under a second, else the published bound), "off" (no exact block), or a route
     bands          the band drawn around each mean regret curve: "ci95" (default, the 95%
                    Student-t interval) or "se" (±1 standard error, the papers' bands); plots only,
                    not part of the fingerprint (``dp-regret plot --bands`` overrides it)
@@ -84,7 +88,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from accounting import _validate as v
-from learners import mab
+from learners import mab, privacy
 from learners.errors import ConfigError, ParameterError, ParameterTypeError
 from learners.families import (
     ADOPTED_KINDS,
@@ -116,6 +120,7 @@ _TOP_KEYS = (
     "chunk",
     "delta",
     "privacy_route",
+    "exact_privacy",
     "bands",
     "x_axis",
     "y_axis",
@@ -282,6 +287,10 @@ class Config:
     privacy_route : str
         The accountant route of the privacy report (not part of the fingerprint: units hold the
         ledgers, and the report answers them when the outputs are written).
+    exact_privacy : str
+        The exact mode of the report's ``exact`` block (:data:`learners.privacy.EXACT_MODES`:
+        ``"auto"`` by default, ``"cheap"`` by default in a quick run, ``"off"``, or a route); not
+        part of the fingerprint.
     family : str
         The config's learner family (:data:`learners.families.FAMILIES`): its first algorithm's,
         or the ``family`` key; the panels' instances are of this family (each algorithm of another
@@ -306,6 +315,7 @@ class Config:
     privacy_route: str = "auto"
     bands: str = DEFAULT_BANDS
     family: str = DEFAULT_FAMILY
+    exact_privacy: str = "auto"
 
     @property
     def learners(self) -> Family:
@@ -330,6 +340,7 @@ class Config:
             "chunk": self.chunk,
             "delta": self.delta,
             "privacy_route": self.privacy_route,
+            "exact_privacy": self.exact_privacy,
             "bands": self.bands,
             "algorithms": [
                 {"name": a.name, "label": a.label, "params": dict(a.params)} for a in self.algorithms
@@ -357,7 +368,7 @@ class Config:
         """A hash of everything the numbers depend on (not the names, description, labels, the
         privacy route or the plots' bands and axes)."""
         data = self.to_dict()
-        del data["name"], data["description"], data["privacy_route"], data["bands"]
+        del data["name"], data["description"], data["privacy_route"], data["exact_privacy"], data["bands"]
         for algorithm in data["algorithms"]:
             del algorithm["label"]
         for panel in data["panels"]:
@@ -565,7 +576,9 @@ def _learner_error(
     return ConfigError(f"algorithms[{algorithm}].params.{err.name}", err.value, err.valid)
 
 
-def load_config(source: str | os.PathLike[str] | Mapping[str, Any], quick: bool = False) -> Config:
+def load_config(
+    source: str | os.PathLike[str] | Mapping[str, Any], quick: bool = False, exact_privacy: str | None = None
+) -> Config:
     """Read and validate an experiment configuration.
 
     Everything is checked before anything runs: every key is known, every number in range, every
@@ -581,7 +594,11 @@ def load_config(source: str | os.PathLike[str] | Mapping[str, Any], quick: bool 
         working directory instead of the file's folder).
     quick : bool, optional
         Apply the ``[quick]`` overrides: its horizon caps every panel's, its repetitions and
-        checkpoints replace the config's.
+        checkpoints replace the config's; the exact privacy is then answered by cheap routes only
+        (``exact_privacy = "cheap"``) unless the config or ``exact_privacy`` says otherwise.
+    exact_privacy : str, optional
+        The exact mode of the privacy report (:data:`learners.privacy.EXACT_MODES`), overriding
+        the config's ``exact_privacy`` (the CLIs' ``--exact-privacy``).
 
     Returns
     -------
@@ -640,12 +657,15 @@ def load_config(source: str | os.PathLike[str] | Mapping[str, Any], quick: bool 
     parsed = [_algorithm(i, a) for i, a in enumerate(raw_algorithms)]
     family, families = _family(data, [n for n, _, _ in parsed])
     involved = list(dict.fromkeys([family, *families]))
-    if not any(f.takes_privacy_route for f in involved) and privacy_route != "auto":
-        raise ConfigError(
-            "privacy_route",
-            privacy_route,
-            f'"auto" (the {family.name} family answers its ledgers by the accountant\'s exact routes)',
-        )
+    if exact_privacy is None:  # the config's, else "cheap" in a quick run (cheap routes only)
+        exact_privacy = data.get("exact_privacy", "cheap" if quick else "auto")
+        where = "exact_privacy"
+    else:
+        where = "exact_privacy (--exact-privacy)"
+    try:
+        exact_privacy = privacy.exact_mode(exact_privacy, where)
+    except (ParameterError, ParameterTypeError) as exc:
+        raise ConfigError(where, exact_privacy, exc.valid) from exc
     any_private = any(f.algorithms[n] for f, (n, _, _) in zip(families, parsed, strict=True))
 
     cap: int | None = None
@@ -794,6 +814,7 @@ def load_config(source: str | os.PathLike[str] | Mapping[str, Any], quick: bool 
         privacy_route,
         bands,
         family.name,
+        exact_privacy,
     )
 
 

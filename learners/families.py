@@ -43,7 +43,6 @@ its summary entries written, by its own family.
 
 from __future__ import annotations
 
-import math
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import MISSING, asdict, dataclass
@@ -56,7 +55,7 @@ from numpy.typing import NDArray
 
 from accounting.accountant import Accountant
 from accounting.noise import Skellam
-from learners import ldp, ldp_instances, linear, mab, phased
+from learners import ldp, ldp_instances, linear, mab, phased, privacy
 from learners.environments import BernoulliArms, BetaArms, MABInstance, gaussian_easy, gaussian_hard
 from learners.errors import ConfigError, ParameterError, ParameterTypeError
 from learners.linear_instances import QueryInstance, SyntheticInstance, draw_synthetic
@@ -117,8 +116,6 @@ class Family(ABC):
     unit_arrays: ClassVar[tuple[str, ...]]
     #: How the plots and tables name the regret: ``(name, symbol)``, e.g. ("pseudo-regret", "Reg(t)").
     regret_label: ClassVar[tuple[str, str]]
-    #: Whether the config's ``privacy_route`` applies (else only ``"auto"`` is accepted).
-    takes_privacy_route: ClassVar[bool]
     #: The first paragraph of ``summary.md`` (what "claimed" and "exact" mean in this family).
     table_note: ClassVar[str]
 
@@ -201,11 +198,14 @@ class Family(ABC):
         *,
         delta: float,
         route: str,
+        exact: str,
         files: Sequence[str],
     ) -> dict[str, Any]:
-        """The family's entries of a ``summary.json`` result (``privacy`` first), from the units of
-        one (panel, algorithm, ε): ``arrays`` concatenated over chunks, their ``metas``, the merged
-        ``ledgers`` (saved as ``files``) and the releases of each ledger key."""
+        """The family's entries of a ``summary.json`` result (``privacy`` first, built by
+        :func:`learners.privacy.report`), from the units of one (panel, algorithm, ε): ``arrays``
+        concatenated over chunks, their ``metas``, the merged ``ledgers`` (saved as ``files``) and
+        the releases of each ledger key; ``route`` answers the headline ε, ``exact`` (an exact mode
+        of :mod:`learners.privacy`) the ``exact`` block."""
 
 
 def _error_field(where: str, name: str) -> str:
@@ -331,7 +331,6 @@ class MABFamily(Family):
     params = tuple(f for f in mab.Learner.__dataclass_fields__ if f not in ("name", "epsilon"))
     unit_arrays = ("released", "final_arms")
     regret_label = ("pseudo-regret", "Reg(t)")
-    takes_privacy_route = True
     table_note = (
         "Claimed: the guarantee of the variant's theorem (— where its hypotheses do not hold). Exact: the "
         "certified guarantee of the run's saved ledgers (ledgers/), worst over the released batch "
@@ -481,10 +480,11 @@ class MABFamily(Family):
         *,
         delta: float,
         route: str,
+        exact: str,
         files: Sequence[str],
     ) -> dict[str, Any]:
         return {
-            "privacy": self.privacy(learner, ledgers, releases, delta, route, files),
+            "privacy": self.privacy(learner, ledgers, releases, delta, route, files, exact),
             "bits_per_user_per_batch": max(int(m["bits"]) for m in metas),
             "batch_sizes": sorted({int(n) for m in metas for n in m["batch_sizes"]}),
             "released_mean": float(arrays["released"].mean()),
@@ -500,37 +500,28 @@ class MABFamily(Family):
         delta: float,
         route: str,
         files: Sequence[str],
+        exact: str = "auto",
     ) -> dict[str, Any]:
         """The privacy of a (panel, algorithm, ε): its merged ledgers (saved as ``files``), answered.
 
         ``epsilon``, ``delta``, ``batches``, ... are :func:`learners.mab.privacy_of` by the config's
         ``route``; ``claimed`` is the variant's theorem; ``exact`` is
-        :func:`learners.mab.exact_privacy`, under :data:`learners.mab.EXACT_BUDGET` unless the config
-        asked for ``"auto"`` (exact answers at any cost, which :func:`privacy_of` computes anyway).
-        Both memoize their answers.
+        :func:`learners.mab.exact_privacy` by the ``exact`` mode (under
+        :data:`learners.privacy.EXACT_BUDGET`, unless both ask for ``"auto"``: exact answers at any
+        cost, which :func:`privacy_of` computes anyway).
         """
         answered = mab.privacy_of(learner, ledgers, delta, route)
-        exact = mab.exact_privacy(learner, ledgers, delta, None if route == "auto" else mab.EXACT_BUDGET)
-        privacy = asdict(answered)
-        privacy["releases"] = [[n, releases[n]] for n in sorted(releases)]
         claimed = answered.theorem_epsilon
         if answered.notion == "pure" and answered.theorem_holds:
             claimed = learner.epsilon  # (ε, 0)-DP, the nominal ε, whatever was released
-        privacy["claimed"] = {
-            "epsilon": claimed,
-            "delta": answered.delta,
-            "statement": answered.statement,
-            "holds": answered.theorem_holds,
-        }
-        privacy["exact"] = {
-            "epsilon": exact.epsilon,
-            "delta": exact.delta,
-            "route": exact.route,
-            "ledgers": list(files),
-            "batches": [list(b) for b in exact.batches],
-            "message": exact.message,
-        }
-        return privacy
+        budget = None if route == exact == "auto" else privacy.EXACT_BUDGET
+        return privacy.report(
+            answered,
+            privacy.Claimed(claimed, answered.delta, answered.statement, answered.theorem_holds),
+            None if exact == "off" else mab.exact_privacy(learner, ledgers, delta, budget, mode=exact),
+            files,
+            extra={"releases": [[n, releases[n]] for n in sorted(releases)]},
+        )
 
 
 # ---------------------------------------------------------------------------------------
@@ -731,7 +722,6 @@ class LinearFamily(Family):
     params = tuple(f for f in linear.Learner.__dataclass_fields__ if f not in ("name", "epsilon"))
     unit_arrays = ("syncs", "reals", "bits", "clipped")
     regret_label = ("group pseudo-regret", "R_M(t)")
-    takes_privacy_route = False
     learner_delta = True
     table_note = (
         "Claimed: the learner's target (ε, δ) (holds: whether the run certifies it). Exact: the certified "
@@ -884,12 +874,13 @@ class LinearFamily(Family):
         *,
         delta: float,
         route: str,
+        exact: str,
         files: Sequence[str],
     ) -> dict[str, Any]:
         d = _linear(panel).dim
         noise = metas[0]["noise"]
         return {
-            "privacy": self.privacy(learner, panel, ledgers, delta, files),
+            "privacy": self.privacy(learner, panel, ledgers, delta, files, route, exact),
             "communication": {
                 "syncs_mean": float(arrays["syncs"].mean()),
                 "syncs_max": int(arrays["syncs"].max()),
@@ -910,46 +901,36 @@ class LinearFamily(Family):
         ledgers: Mapping[int, Accountant],
         delta: float,
         files: Sequence[str],
+        route: str = "auto",
+        exact: str = "auto",
     ) -> dict[str, Any]:
-        """:func:`learners.linear.privacy_of` the merged ledgers, with ``claimed`` (the learner's
-        target and whether the run certifies it) and ``exact`` (the ledgers by the accountant's
-        ``auto`` route, worst over them; ``inf`` where the ledger is not a guarantee of the run).
+        """:func:`learners.linear.privacy_of` the merged ledgers by ``route``, with ``claimed`` (the
+        learner's target and whether the run certifies it) and ``exact`` (the ledgers by the
+        ``exact`` mode, worst over them; ``inf`` where the ledger is not a guarantee of the run; the
+        vector-sum variants' ledgers of (ε0, δ0) calls by the PLD route).
 
         The δ is the learner's (its claim) for a private learner, else the config's ``delta``.
         """
         d = learner.delta if learner.delta is not None else delta
         spec = _linear(panel)
         noise = linear.noise_of(learner, panel.horizon, spec.agents, dim=spec.dim)
-        answered = linear.privacy_of(learner, noise, ledgers, d)
-        privacy = asdict(answered)
-        privacy["nodes"] = [list(n) for n in answered.nodes]
+        answered = linear.privacy_of(learner, noise, ledgers, d, route)
+        nodes = {"nodes": [list(n) for n in answered.nodes]}
         if not learner.private:
-            privacy["claimed"] = privacy["exact"] = None
-            return privacy
-        privacy["claimed"] = {
-            "epsilon": learner.epsilon,
-            "delta": learner.delta,
-            "statement": _linear_statement(learner),
-            "holds": answered.meets_claim,
-        }
-        # the route of the worst ledger, as linear.privacy_of answers it (the vector-sum variants'
-        # ledgers of (ε0, δ0) calls by the PLD route, the Gaussian nodes by the accountant's auto)
-        asked = "pld" if learner.algorithm.release == "vector-sum" else "auto"
-        route = "none"
-        if answered.nodes:
-            n, _ = max(answered.nodes, key=lambda item: item[1])
-            route = ledgers[n].epsilon(d, route=asked).route
-        privacy["exact"] = {
-            "epsilon": answered.content_epsilon if answered.certified else math.inf,
-            "delta": d,
-            "route": route,
-            "ledgers": list(files),
-            "nodes": [list(n) for n in answered.nodes],
-            "certified": answered.certified,
-            "content_epsilon": answered.content_epsilon,
-            "message": answered.message,
-        }
-        return privacy
+            return privacy.report(answered, None, None, files, extra=nodes)
+        vector = learner.algorithm.release == "vector-sum"
+        return privacy.report(
+            answered,
+            privacy.Claimed(learner.epsilon, learner.delta, _linear_statement(learner), answered.meets_claim),
+            None
+            if exact == "off"
+            else privacy.exact(ledgers, d, exact, auto_route="pld" if vector else "auto", what="tree nodes"),
+            files,
+            certified=answered.certified,
+            batches="nodes",
+            extra=nodes,
+            exact_extra={"certified": answered.certified, "content_epsilon": answered.content_epsilon},
+        )
 
 
 # ---------------------------------------------------------------------------------------
@@ -1047,7 +1028,6 @@ class PhasedFamily(Family):
     params = tuple(f for f in phased.Learner.__dataclass_fields__ if f not in ("name", "epsilon"))
     unit_arrays = ("phases", "clients", "reals", "bits", "final_arms")
     regret_label = ("pseudo-regret", "Reg(t)")
-    takes_privacy_route = False
     learner_delta = True
     table_note = (
         "Claimed: the learner's target (ε, δ) (holds: whether the run certifies it). Exact: the certified "
@@ -1139,40 +1119,32 @@ class PhasedFamily(Family):
         *,
         delta: float,
         route: str,
+        exact: str,
         files: Sequence[str],
     ) -> dict[str, Any]:
         d = learner.delta if learner.delta is not None else delta
         answered = phased.privacy_of(learner, ledgers, d)
-        privacy = asdict(answered)
-        privacy["phases"] = [list(p) for p in answered.phases]
+        phases = {"phases": [list(p) for p in answered.phases]}
         if not learner.private:
-            privacy["claimed"] = privacy["exact"] = None
+            report = privacy.report(answered, None, None, files, extra=phases)
         else:
-            privacy["claimed"] = {
-                "epsilon": learner.epsilon,
-                "delta": learner.delta,
-                "statement": f"({learner.epsilon:g}, {learner.delta:g})-DP in the {learner.model} model "
-                f"({answered.argument})",
-                "holds": answered.meets_claim,
-            }
-            # the route of the worst phase's ledger, as the accountant answers it (the Gaussian
-            # releases: exact; the shuffle protocols' cited (ε, δ): the citation)
-            route = "none"
-            if answered.certified and answered.phases:
-                worst, _ = max(answered.phases, key=lambda item: item[1])
-                route = ledgers[worst].epsilon(d).route
-            privacy["exact"] = {
-                "epsilon": answered.epsilon if answered.certified else math.inf,
-                "delta": d,
-                "route": route,
-                "basis": answered.basis,
-                "ledgers": list(files),
-                "certified": answered.certified,
-                "message": answered.message,
-            }
+            statement = (
+                f"({learner.epsilon:g}, {learner.delta:g})-DP in the {learner.model} model "
+                f"({answered.argument})"
+            )
+            report = privacy.report(
+                answered,
+                privacy.Claimed(learner.epsilon, learner.delta, statement, answered.meets_claim),
+                None if exact == "off" else privacy.exact(ledgers, d, exact, what="phase"),
+                files,
+                certified=answered.certified,
+                batches="phases",
+                extra=phases,
+                exact_extra={"basis": answered.basis, "certified": answered.certified},
+            )
         unit = metas[0]["unit"]
         return {
-            "privacy": privacy,
+            "privacy": report,
             "communication": {
                 "unit": unit,
                 "phases_mean": float(arrays["phases"].mean()),
@@ -1415,7 +1387,6 @@ class LDPFamily(Family):
     )
     unit_arrays = ("indefinite",)
     regret_label = ("pseudo-regret", "Reg(t)")
-    takes_privacy_route = False
     learner_delta = True
     table_note = (
         "Claimed: the learner's (ε, δ)-LDP (ε-LDP with the Laplace mechanism or randomized response; "
@@ -1650,36 +1621,36 @@ class LDPFamily(Family):
         *,
         delta: float,
         route: str,
+        exact: str,
         files: Sequence[str],
     ) -> dict[str, Any]:
         d = learner.delta if learner.delta is not None else delta
         noise = ldp.noise_of(learner, _ldp(panel).build_shared(), panel.horizon)
-        answered = ldp.privacy_of(learner, noise, dict(ledgers), d)
-        privacy = asdict(answered)
-        privacy["users"] = int(sum(releases.values()))
+        answered = ldp.privacy_of(learner, noise, dict(ledgers), d, route)
+        users = {"users": int(sum(releases.values()))}
         if not learner.private:
-            privacy["claimed"] = privacy["exact"] = None
+            report = privacy.report(answered, None, None, files, extra=users)
         else:
-            privacy["claimed"] = {
-                "epsilon": learner.epsilon,
-                "delta": learner.delta if learner.delta is not None else 0.0,
-                "statement": _ldp_statement(learner),
-                "holds": answered.meets_claim,
-            }
-            exact_route = "pure" if learner.delta is None else ledgers[1].epsilon(d).route
-            privacy["exact"] = {
-                "epsilon": answered.epsilon,
-                "delta": answered.delta,
-                "route": exact_route,
-                "ledgers": list(files),
-                "certified": answered.certified,
-                "message": answered.message,
-            }
+            pure = noise.kind in ldp.PURE_MECHANISMS
+            report = privacy.report(
+                answered,
+                privacy.Claimed(
+                    learner.epsilon,
+                    learner.delta if learner.delta is not None else 0.0,
+                    _ldp_statement(learner),
+                    answered.meets_claim,
+                ),
+                None if exact == "off" else privacy.exact(ledgers, d, exact, pure=pure, what="users"),
+                files,
+                certified=answered.certified,
+                extra=users,
+                exact_extra={"certified": answered.certified},
+            )
         dim = _ldp_dim(_ldp(panel))
         reals = {"one-point": 1, "two-point": 1, "ldp-linucb": dim * (dim + 1) // 2 + dim}
         per_user = reals.get(learner.name, dim * (dim + 1) // 2 + 2 * dim)
         return {
-            "privacy": privacy,
+            "privacy": report,
             "communication": {"messages_per_user": 1, "reals_per_user": per_user},
             "indefinite_mean": float(arrays["indefinite"].mean()),
             "theta_hat_norm_max": max(float(m["theta_hat_norm_max"]) for m in metas),

@@ -157,7 +157,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from accounting import _validate as v
-from accounting.accountant import Accountant, Event, ledger_epsilon
+from accounting.accountant import Accountant, Event
+from accounting.answers import ledger_epsilon
 from accounting.bounds import gaussian_sigma_classic
 from accounting.calibration import calibrate
 from accounting.mechanisms import AdditiveNoise, Mechanism, PureDP
@@ -1162,8 +1163,11 @@ class Privacy:
     message: str = ""
 
 
-def privacy_of(learner: Learner, noise: Noise, ledgers: dict[int, Accountant], delta: float) -> Privacy:
-    """The privacy of a run from its ledgers (:attr:`RunResult.ledgers`)."""
+def privacy_of(
+    learner: Learner, noise: Noise, ledgers: dict[int, Accountant], delta: float, route: str = "auto"
+) -> Privacy:
+    """The privacy of a run from its ledgers (:attr:`RunResult.ledgers`); the Gaussian releases'
+    ledgers are answered by the accountant's ``route`` (the pure mechanisms' by the pure route)."""
     if not isinstance(learner, Learner):
         raise ParameterTypeError("learner", learner, "a learners.ldp.Learner")
     d = v.open_unit("delta", delta)
@@ -1182,7 +1186,9 @@ def privacy_of(learner: Learner, noise: Noise, ledgers: dict[int, Accountant], d
         at = 0.0
         argument += f"; {'Laplace mechanism' if noise.kind == 'laplace' else 'randomized response'}, pure ε"
     else:
-        epsilon = max(ledger_epsilon(acc.ledger, d, acc.neighbouring, acc.dps) for acc in ledgers.values())
+        epsilon = max(
+            ledger_epsilon(acc.ledger, d, acc.neighbouring, acc.dps, route) for acc in ledgers.values()
+        )
         at = d
         argument += f"; {noise.calibration} calibration, exact accounting of the Gaussian mechanism"
     assert learner.epsilon is not None

@@ -150,7 +150,8 @@ from threadpoolctl import threadpool_limits
 
 from accounting import _validate as v
 from accounting._certified import DEFAULT_DPS, float_up
-from accounting.accountant import Accountant, Event, ledger_epsilon
+from accounting.accountant import Accountant, Event
+from accounting.answers import ledger_epsilon
 from accounting.calibration import ShuffleSumParameters, shuffle_sum_parameters
 from accounting.mechanisms import AdditiveNoise, ApproxDP
 from accounting.neighbouring import Neighbouring
@@ -744,8 +745,12 @@ class Privacy:
     message: str = ""
 
 
-def privacy_of(learner: Learner, noise: Noise, ledgers: Mapping[int, Accountant], delta: float) -> Privacy:
-    """The privacy of a run from its ledgers (one per number of nodes a batch entered)."""
+def privacy_of(
+    learner: Learner, noise: Noise, ledgers: Mapping[int, Accountant], delta: float, route: str = "auto"
+) -> Privacy:
+    """The privacy of a run from its ledgers (one per number of nodes a batch entered), answered by
+    the accountant's ``route`` (``"auto"`` is the PLD route for the vector sums' cited (ε0, δ0)
+    calls)."""
     if not isinstance(learner, Learner):
         raise ParameterTypeError("learner", learner, "a learners.linear.Learner")
     if not isinstance(noise, Noise):
@@ -763,9 +768,10 @@ def privacy_of(learner: Learner, noise: Noise, ledgers: Mapping[int, Accountant]
     assert learner.epsilon is not None
     assert noise.sensitivities is not None
     if noise.vector is not None:
-        return _vector_privacy(learner, noise, noise.vector, ledgers, d)
+        return _vector_privacy(learner, noise, noise.vector, ledgers, d, "pld" if route == "auto" else route)
     per = tuple(
-        (n, ledger_epsilon(acc.ledger, d, acc.neighbouring, acc.dps)) for n, acc in sorted(ledgers.items())
+        (n, ledger_epsilon(acc.ledger, d, acc.neighbouring, acc.dps, route))
+        for n, acc in sorted(ledgers.items())
     )
     sens = noise.sensitivities
     argument = (
@@ -833,14 +839,19 @@ def privacy_of(learner: Learner, noise: Noise, ledgers: Mapping[int, Accountant]
 
 
 def _vector_privacy(
-    learner: Learner, noise: Noise, vec: VectorSum, ledgers: Mapping[int, Accountant], delta: float
+    learner: Learner,
+    noise: Noise,
+    vec: VectorSum,
+    ledgers: Mapping[int, Accountant],
+    delta: float,
+    route: str,
 ) -> Privacy:
     """The privacy of a P_T^Vec run (Theorem 5.5's argument, accounted exactly)."""
     assert learner.epsilon is not None
     notes: list[str] = []
     if vec.certified:
         per = tuple(
-            (n, ledger_epsilon(ledgers[n].ledger, delta, ledgers[n].neighbouring, ledgers[n].dps, "pld"))
+            (n, ledger_epsilon(ledgers[n].ledger, delta, ledgers[n].neighbouring, ledgers[n].dps, route))
             for n in sorted(ledgers)
         )
         content = max((e for _, e in per), default=0.0)

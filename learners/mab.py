@@ -84,11 +84,13 @@ from numpy.typing import ArrayLike, NDArray
 
 from accounting import _validate as v
 from accounting.accountant import PUBLISHED, ROUTES, Accountant, Event
+from accounting.answers import Question, answer
 from accounting.calibration import ProtocolParameters, Variant, protocol_parameters
 from accounting.errors import UnsupportedError
 from accounting.mechanisms import AdditiveNoise, DistributedSum
 from accounting.neighbouring import Neighbouring
 from accounting.noise import DiscreteLaplace, Laplace, Polya
+from learners import privacy
 from learners.environments import MABInstance, RewardTable
 from learners.errors import ParameterError, ParameterTypeError, ProtocolError
 from learners.protocols import BIG_MODULUS, Protocol, analyze, encode
@@ -403,23 +405,16 @@ _PUBLISHED = {
 }
 
 
-@cache
 def _answer(
     events: tuple[Event, ...], neighbouring: Neighbouring, dps: int, delta: float, route: str
 ) -> tuple[float, str] | None:
-    """The accountant's certified ε of a ledger by ``route`` (``None`` if it cannot account it).
-
-    Memoized per process: the ledgers of one run, and of the runs of an experiment, repeat, and
-    answering a wide lattice sum exactly takes long.
-    """
-    accountant = Accountant(neighbouring, dps)
-    for event in events:
-        accountant.compose(event)
+    """The accountant's certified ε of a ledger by ``route`` (``None`` if it cannot account it),
+    through :func:`accounting.answers.answer` (memoized, cached on disk)."""
     try:
-        answer = accountant.epsilon(delta, route=route)
+        got = answer(Question(events, neighbouring, dps, delta, route))
     except UnsupportedError:
         return None
-    return float(answer), route if route.startswith("published") else answer.route
+    return float(got), route if route.startswith("published") else got.route
 
 
 def route_name(route: object) -> str:
@@ -559,49 +554,11 @@ def privacy_of(
     )
 
 
-#: The largest estimated cost of the exact answer of one ledger that :func:`exact_privacy` computes
-#: under a budget: :meth:`Accountant._pld_cost <accounting.accountant.Accountant._pld_cost>`, the
-#: accountant's own estimate of its PLD route (the route ``"auto"`` answers these ledgers by), in
-#: "seconds on the reference machine". On a 2-core machine, alone, the full-size ledgers of the
-#: shipped figure configs took 2-3.5 s per unit of it (cost 1.9: 4 s; 3.7: 9 s; 4.0: 14 s, Dist-CDP-SE
-#: at n = 2^19; 5.35: 13.5 s, Dist-RDP-SE(s=10) at n = 4^10, T = 10^7, the costliest one any exact
-#: route answers), and up to three times as long with another process on the second core. 6 answers
-#: every one of them exactly, each in about 20 s at most; beyond, the published bound answers.
-#: Above the accountant's ``AUTO_PLD_BUDGET`` (5) ``"auto"`` tries the RDP route first: for these
-#: wide lattice sums it refuses at once, and the PLD answers (cost 5.46: 14 s, re-measured).
-EXACT_BUDGET = 6.0
+#: The budget of :func:`exact_privacy` (:data:`learners.privacy.EXACT_BUDGET`).
+EXACT_BUDGET = privacy.EXACT_BUDGET
 
-
-@dataclass(frozen=True)
-class Exact:
-    """The exact guarantee of what a run released: its ledgers answered by the tightest exact route.
-
-    Attributes
-    ----------
-    epsilon : float
-        The largest, over the released batch sizes, of the certified ε of that size's ledger (a
-        user is in one batch: parallel composition). ``inf`` for ``"se"``; 0 if nothing was
-        released.
-    delta : float
-        0 for the pure notion (the pure variants and DP-SE, answered by the pure route), else the
-        δ asked for.
-    route : str
-        The route(s) that answered, in batch-size order and joined by ``+``: ``"pure"``, the route
-        the accountant's ``"auto"`` chose (``"pld"`` or ``"rdp"``), or the published bound on the
-        released mechanism (``"published:skellam-akl"``, ``"published:ddg-kls"``) where no exact
-        route answers or its estimated cost exceeds the budget (``message`` says which). Each is a
-        ``--route`` of ``dp-account ledger`` that reproduces its ledger's ε; ``"none"`` for ``"se"``.
-    batches : tuple of (int, float, str)
-        ``(n, ε, route)`` for each released batch size ``n``.
-    message : str
-        Empty when every ledger was answered by an exact route; otherwise which were not, and why.
-    """
-
-    epsilon: float
-    delta: float
-    route: str
-    batches: tuple[tuple[int, float, str], ...]
-    message: str = ""
+#: The exact guarantee of a run's ledgers (:class:`learners.privacy.Exact`).
+Exact = privacy.Exact
 
 
 def exact_privacy(
@@ -609,17 +566,18 @@ def exact_privacy(
     ledgers: Mapping[int, Accountant],
     delta: float = 1e-6,
     budget: float | None = EXACT_BUDGET,
-) -> Exact:
+    mode: str = "auto",
+) -> privacy.Exact:
     """The exact guarantee of a run's ledgers: one per released batch size (parallel composition).
 
     The pure variants and DP-SE are answered by the pure route (``δ = 0``): their theorems are
     pure ε-DP and the pure ε of the ledger is exact. The RDP and zCDP variants (Skellam and
-    discrete Gaussian sums) are answered at ``delta`` by the accountant's ``"auto"`` route, the
-    tightest certified bound among its exact routes, whatever the route :func:`privacy_of` was
-    asked for. A ledger the exact routes cannot answer (a Skellam sum too wide for the exact
-    sums), or whose estimated cost (:meth:`Accountant._pld_cost`) exceeds ``budget``, is answered
-    by the published bound on its mechanism (Lemma 3 or 4, which hold at every ε) and ``message``
-    says so. Answers are memoized per process (shared with :func:`privacy_of`).
+    discrete Gaussian sums) are answered at ``delta`` by ``mode`` (:func:`learners.privacy.exact`:
+    ``"auto"``, the accountant's tightest exact route, whatever the route :func:`privacy_of` was
+    asked for; ``"cheap"``; or a route). A ledger the route cannot answer (a Skellam sum too wide
+    for the exact sums), or whose estimated cost (:meth:`Accountant._pld_cost`) exceeds the mode's
+    budget, is answered by the published bound on its mechanism (Lemma 3 or 4, which hold at
+    every ε) and ``message`` says so.
 
     Parameters
     ----------
@@ -629,57 +587,26 @@ def exact_privacy(
     delta : float
         δ in ``(0, 1)`` of the ``(ε, δ)`` report of the RDP and zCDP variants.
     budget : float or None
-        The largest estimated cost answered exactly (:data:`EXACT_BUDGET`; ``None``: no limit).
+        The largest estimated cost that mode ``"auto"`` answers exactly (:data:`EXACT_BUDGET`;
+        ``None``: no limit).
+    mode : str
+        An exact mode of :mod:`learners.privacy` other than ``"off"``.
     """
     d, sizes = _check_ledgers(learner, ledgers, delta)
     if budget is not None:
         budget = _real("budget", budget, 0.0, open_low=False)
     if learner.name == "se":
-        return Exact(math.inf, 0.0, "none", (), "a non-private run: nothing is guaranteed")
+        return privacy.Exact(
+            math.inf, 0.0, "none", (math.inf, math.inf), (), "a non-private run: nothing is guaranteed"
+        )
     variant = learner.variant
-    pure = variant is None or variant.notion == "pure"
-    published = _PUBLISHED.get(variant) if variant is not None else None
-    per: list[tuple[int, float, str]] = []
-    refused: list[int] = []
-    costly: list[int] = []
-    for n in sizes:
-        ledger = ledgers[n]
-        key = (ledger.ledger, ledger.neighbouring, ledger.dps, d)
-        if pure:
-            answered = _answer(*key, "pure")
-        elif budget is not None and ledger._pld_cost() > budget:
-            costly.append(n)
-            answered = _answer(*key, published) if published is not None else None
-        else:
-            answered = _answer(*key, "auto")
-            if answered is None and published is not None:
-                refused.append(n)
-                answered = _answer(*key, published)
-        per.append((n, *answered) if answered is not None else (n, math.inf, "none"))
-    notes: list[str] = []
-    if refused:
-        notes.append(
-            f"no exact route of the accountant can answer the ledgers of batches of n = "
-            f"{', '.join(map(str, refused))} (their lattice is too wide for its exact sums); they are "
-            f"answered by {published!r}, the published bound on the released mechanism"
-        )
-    if costly:
-        notes.append(
-            f"the exact answer of the ledgers of batches of n = {', '.join(map(str, costly))} is estimated "
-            f"to cost more than {budget:g} (Accountant._pld_cost; EXACT_BUDGET: about 20 s); they are "
-            f"answered by {published!r}, the published bound on the released mechanism "
-            "(`dp-account ledger FILE --route auto` tries the exact routes without a limit)"
-        )
-    unanswered = [n for n, e, _ in per if math.isinf(e)]
-    if unanswered:
-        notes.append(f"no certified guarantee for the batches of n = {', '.join(map(str, unanswered))}")
-    routes = dict.fromkeys(route for _, _, route in per)
-    return Exact(
-        epsilon=max((e for _, e, _ in per), default=0.0),
-        delta=0.0 if pure else d,
-        route="+".join(routes) if routes else ("pure" if pure else "auto"),
-        batches=tuple(per),
-        message="; ".join(notes),
+    return privacy.exact(
+        {n: ledgers[n] for n in sizes},
+        d,
+        mode,
+        pure=variant is None or variant.notion == "pure",
+        fallback=_PUBLISHED.get(variant) if variant is not None else None,
+        budget=budget,
     )
 
 

@@ -39,6 +39,7 @@ import re
 import textwrap
 import tomllib
 from collections.abc import Mapping, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -335,8 +336,12 @@ def _draw(
     return _save(fig, path)
 
 
+#: The formats :func:`plot_results` is writing (its ``formats``), read by :func:`_save`.
+_WRITING: ContextVar[tuple[str, ...]] = ContextVar("formats", default=FORMATS)
+
+
 def _save(fig: Any, path: Path) -> list[Path]:
-    """``fig`` as ``path`` in every format of :data:`FORMATS`, each written atomically."""
+    """``fig`` as ``path`` in every format :func:`plot_results` asked for, each written atomically."""
     from matplotlib import rc_context
 
     # TrueType fonts in the PDF (publishers refuse Type 3) and no dates or random ids: the same
@@ -344,7 +349,7 @@ def _save(fig: Any, path: Path) -> list[Path]:
     metadata = {"png": None, "pdf": {"CreationDate": None}, "svg": {"Date": None}}
     written = []
     with rc_context({"pdf.fonttype": 42, "svg.hashsalt": "dpcert"}):
-        for fmt in FORMATS:
+        for fmt in _WRITING.get():
             target = path.with_suffix(f".{fmt}")
             tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
             # "tight": nothing outside the axes (a legend below them) is cut off at the edge
@@ -356,7 +361,9 @@ def _save(fig: Any, path: Path) -> list[Path]:
     return written
 
 
-def plot_results(out_dir: str | os.PathLike[str], bands: str | None = None) -> list[Path]:
+def plot_results(
+    out_dir: str | os.PathLike[str], bands: str | None = None, formats: Sequence[str] = FORMATS
+) -> list[Path]:
     """Draw the time-average pseudo-regret ``Reg(t)/t`` of a results folder from its ``regret.csv``
     (the group pseudo-regret for the linear family: ``summary.json``'s ``regret_label``).
 
@@ -376,24 +383,33 @@ def plot_results(out_dir: str | os.PathLike[str], bands: str | None = None) -> l
     bands : {"ci95", "se"}, optional
         The band around each mean: the 95% t-interval or ±1 standard error. Default: the ``bands``
         of the folder's ``config.toml``, else ``"ci95"``.
+    formats : sequence of str, optional
+        The formats to write, some of :data:`FORMATS` (all by default; a quick run of
+        :func:`~learners.runner.run_experiment` writes PNG only).
 
     Returns
     -------
     list of pathlib.Path
-        The files written: for each figure its PNG, PDF and SVG.
+        The files written: for each figure one per format.
     """
     out = Path(out_dir)
+    wanted = tuple(formats) if isinstance(formats, list | tuple) else None
+    if not wanted or any(f not in FORMATS for f in wanted) or len(set(wanted)) != len(wanted):
+        raise ParameterError("formats", formats, "some of " + ", ".join(FORMATS) + ", each once")
     if bands is not None:
         try:
             bands = bands_name("bands", bands)
         except ConfigError as err:
             raise ParameterError("bands", bands, err.valid) from None
+    token = _WRITING.set(wanted)
     try:
         return _plot(out, bands)
     except OSError as exc:
         where = f"{exc.filename}: " if exc.filename else ""
         valid = f"a readable and writable results folder ({where}{exc.strerror or exc})"
         raise ParameterError("results_dir", str(out), valid) from None
+    finally:
+        _WRITING.reset(token)
 
 
 def _configured(out: Path) -> tuple[str, dict[str, str], dict[str, tuple[str, ...]]]:

@@ -247,20 +247,67 @@ def _save_ledgers(out: Path, stem: str, ledgers: Mapping[int, Accountant]) -> li
     """Write each ledger to ``ledgers/<stem>__n<size>.json``; their paths relative to ``out``."""
     folder = out / LEDGERS_DIR
     folder.mkdir(exist_ok=True)
-    names = []
-    for n, ledger in ledgers.items():
-        name = f"{LEDGERS_DIR}/{stem}__n{n}.json"
+    names = ledger_files(stem, ledgers)
+    for name, ledger in zip(names, ledgers.values(), strict=True):
         _write_atomic(out / name, ledger.to_json() + "\n")
-        names.append(name)
     return names
 
 
-def _write_outputs(config: Config, out: Path, units: Sequence[Unit]) -> None:
-    groups: dict[tuple[int, int, int], list[tuple[Unit, _UnitData]]] = {}
+def ledger_files(stem: str, ledgers: Mapping[int, Accountant]) -> list[str]:
+    """The paths, relative to the results folder, of a result's ledger files (:func:`_save_ledgers`)."""
+    return [f"{LEDGERS_DIR}/{stem}__n{n}.json" for n in ledgers]
+
+
+Group = tuple[int, int, int]
+
+
+def group_report(config: Config, group: Group, datas: Sequence[_UnitData]) -> dict[str, Any]:
+    """The family's entries of the ``summary.json`` result of one (panel, algorithm, ε) ``group``,
+    from its units' ``datas`` (in chunk order): the privacy report (claimed, exact, ...), the
+    communication, the learner (:meth:`learners.families.Family.result`).
+
+    A pure function of the units: it runs in a worker of the run's pool as soon as the group's
+    last unit is done (:func:`learners.runner.run_experiment`), or here when the outputs are written.
+    """
+    p, a, e = group
+    panel, algorithm = config.panels[p], config.algorithms[a]
+    family = FAMILIES[algorithm.family]
+    eps = panel.epsilons[e] if algorithm.private else None
+    metas = [d.meta for d in datas]
+    ledgers, releases = _merge_ledgers(metas)
+    arrays = {n: np.concatenate([d.extra[n] for d in datas]) for n in family.unit_arrays}
+    return family.result(
+        algorithm.learner(eps),
+        panel.for_family(family.name),
+        arrays,
+        metas,
+        ledgers,
+        releases,
+        delta=config.delta,
+        route=config.privacy_route,
+        exact=config.exact_privacy,
+        files=ledger_files(f"{p}__{a}__{e}", ledgers),
+    )
+
+
+def groups_of(units: Sequence[Unit]) -> dict[Group, list[Unit]]:
+    """The units of each (panel, algorithm, ε), in the order of ``units``."""
+    out: dict[Group, list[Unit]] = {}
     for u in units:
-        groups.setdefault((u.panel, u.algorithm, u.epsilon), []).append(
-            (u, _UnitData.load(out / UNITS_DIR / f"{u.stem}.npz"))
-        )
+        out.setdefault((u.panel, u.algorithm, u.epsilon), []).append(u)
+    return out
+
+
+def _write_outputs(
+    config: Config, out: Path, units: Sequence[Unit], reports: Mapping[Group, dict[str, Any]] | None = None
+) -> None:
+    """Write ``regret.csv``, the ledgers, ``summary.json`` and ``summary.md`` from the saved units;
+    ``reports`` holds the :func:`group_report` of groups already answered (the others are here)."""
+    reports = reports or {}
+    groups = {
+        key: [(u, _UnitData.load(out / UNITS_DIR / f"{u.stem}.npz")) for u in members]
+        for key, members in groups_of(units).items()
+    }
 
     results: list[dict[str, Any]] = []
     saved: set[str] = set()
@@ -289,11 +336,12 @@ def _write_outputs(config: Config, out: Path, units: Sequence[Unit]) -> None:
             pseudo = np.concatenate([d.pseudo for _, d in parts])
             realized = np.concatenate([d.realized for _, d in parts])
             final_round = int(rounds[-1])
-            metas = [d.meta for _, d in parts]
-            ledgers, releases = _merge_ledgers(metas)
+            ledgers, _ = _merge_ledgers([d.meta for _, d in parts])
             files = _save_ledgers(out, f"{p}__{a}__{e}", ledgers)
             saved.update(files)
-            arrays = {n: np.concatenate([d.extra[n] for _, d in parts]) for n in family.unit_arrays}
+            report = reports.get((p, a, e))
+            if report is None:
+                report = group_report(config, (p, a, e), [d for _, d in parts])
             results.append(
                 {
                     "panel": panel.name,
@@ -313,17 +361,7 @@ def _write_outputs(config: Config, out: Path, units: Sequence[Unit]) -> None:
                         "cumulative": _statistics(realized[:, -1]),
                     },
                     # the family's: the privacy (claimed, exact, ...), communication, learner
-                    **family.result(
-                        algorithm.learner(eps),
-                        panel.for_family(family.name),
-                        arrays,
-                        metas,
-                        ledgers,
-                        releases,
-                        delta=config.delta,
-                        route=config.privacy_route,
-                        files=files,
-                    ),
+                    **report,
                 }
             )
     os.replace(tmp, out / CSV_FILE)
@@ -339,6 +377,8 @@ def _write_outputs(config: Config, out: Path, units: Sequence[Unit]) -> None:
         "description": config.description,
         "fingerprint": config.fingerprint,
         "quick": config.quick,
+        "privacy_route": config.privacy_route,
+        "exact_privacy": config.exact_privacy,
         "seed": config.seed,
         "repetitions": config.repetitions,
         "delta": config.delta,
@@ -416,6 +456,12 @@ def _markdown(summary: Mapping[str, Any]) -> str:
     lines = [f"# {summary['name']}: privacy spent and final regret", ""]
     for f in notes_of:  # what "claimed" and "exact" mean in each family of the table
         lines += [f"{f.name} family: {f.table_note}" if len(notes_of) > 1 else f.table_note, ""]
+    mode = summary.get("exact_privacy", "auto")
+    if mode != "auto":
+        note = _MODE_NOTES.get(mode, f"The exact column is answered by the route {mode!r}.")
+        if summary.get("quick") and mode == "cheap":
+            note += " A quick run: without --quick, or with --exact-privacy auto, every ledger is exact."
+        lines += [note, ""]
     lines += [
         f"| panel | algorithm | nominal ε | claimed (ε, δ) | exact (ε, δ) | route | {symbol}/T |",
         "|---|---|---|---|---|---|---|",
@@ -433,8 +479,8 @@ def _markdown(summary: Mapping[str, Any]) -> str:
                 if claimed is not None and claimed["epsilon"] is not None
                 else "— (hypotheses fail)"
             )
-            spent = _guarantee(exact["epsilon"], exact["delta"]) if exact is not None else "?"
-            route = exact["route"] if exact is not None else "?"
+            spent = _guarantee(exact["epsilon"], exact["delta"]) if exact is not None else "off"
+            route = exact["route"] if exact is not None else "—"
             if exact is not None and exact.get("message"):
                 notes.append(f"- {r['panel']}, {r['label']}, ε = {nominal}: {exact['message']}")
         stats = r["pseudo_regret"]["time_average"]
@@ -446,6 +492,15 @@ def _markdown(summary: Mapping[str, Any]) -> str:
     if notes:
         lines += ["", "Notes:", "", *notes]
     return "\n".join(lines) + "\n"
+
+
+#: The first note of ``summary.md`` when the exact column is not answered by mode ``"auto"``.
+_MODE_NOTES = {
+    "cheap": "Exact privacy by cheap routes only (exact_privacy = \"cheap\"): a ledger whose exact answer "
+    "is estimated to cost more than a fraction of a second is answered by the published bound on its "
+    "mechanism, and its route says so.",
+    "off": "Exact privacy is off (exact_privacy = \"off\"): the exact column is not computed.",
+}
 
 
 def _cell(text: str) -> str:

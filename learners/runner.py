@@ -12,7 +12,7 @@ import platform
 import sys
 import zipfile
 from collections.abc import Callable, Generator, Sequence
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
@@ -21,10 +21,11 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import NDArray
 
+from accounting.answers import caching
 from learners.config import Config, Instance, Unit
 from learners.errors import ConfigError, LearnerError, ParameterError, ParameterTypeError
 from learners.families import FAMILIES
-from learners.plotting import plot_results
+from learners.plotting import FORMATS, plot_results
 from learners.results import (
     CONFIG_FILE,
     CSV_FILE,
@@ -32,10 +33,13 @@ from learners.results import (
     SUMMARY_FILE,
     UNITS_DIR,
     VERSIONS_FILE,
+    Group,
     TamperedError,
     _UnitData,
     _write_atomic,
     _write_outputs,
+    group_report,
+    groups_of,
 )
 
 if TYPE_CHECKING:
@@ -152,22 +156,82 @@ def _tasks(config: Config, units: Sequence[Unit]) -> list[_Task]:
 # ---------------------------------------------------------------------------------------
 
 
-_Results = Generator[tuple["_Task", "_UnitData"], None, None]
+@dataclass(frozen=True)
+class _Report:
+    """The privacy report (and the other family entries) of one (panel, algorithm, ε) whose units
+    are all done: run in the pool beside the units (:func:`learners.results.group_report`)."""
+
+    config: Config
+    group: Group
+    datas: tuple[_UnitData, ...]
+    #: The disk cache of answers: used (``True``), bypassed (``False``) or as the worker's setting.
+    cache: bool | None
 
 
-def _run_here(tasks: Sequence[_Task]) -> _Results:
-    for task in tasks:
-        yield task, _compute(task)
+def _report(job: _Report) -> dict[str, Any]:
+    if job.cache is None:
+        return group_report(job.config, job.group, job.datas)
+    with caching(job.cache):
+        return group_report(job.config, job.group, job.datas)
 
 
-def _run_processes(tasks: Sequence[_Task], workers: int) -> _Results:
-    pool = ProcessPoolExecutor(max_workers=min(workers, len(tasks)))
-    try:
-        futures = {pool.submit(_compute, task): task for task in tasks}
-        for future in as_completed(futures):
-            yield futures[future], future.result()
-    finally:
-        pool.shutdown(wait=True, cancel_futures=True)
+_Job = _Task | _Report
+_Done = Generator[tuple[_Job, Any], None, None]
+
+
+def _do(job: _Job) -> Any:
+    """Run a job in this process, a worker process or on a Dask worker."""
+    return _compute(job) if isinstance(job, _Task) else _report(job)
+
+
+class _Pool:
+    """Jobs run here, on local processes or on a Dask cluster; more may be submitted while the
+    finished ones are collected (a group's report when its last unit is done)."""
+
+    def __init__(self, workers: int, client: Any) -> None:
+        self.client = client
+        self.queue: list[_Job] = []
+        self.futures: dict[Any, _Job] = {}
+        self.pool = ProcessPoolExecutor(max_workers=workers) if client is None and workers > 1 else None
+        self.stream: Any = None
+        if client is not None:
+            self.stream = _distributed().as_completed([], loop=client.loop)
+
+    def submit(self, job: _Job) -> None:
+        if self.client is not None:
+            future = self.client.submit(_do, job, pure=False)
+            self.futures[future] = job
+            self.stream.add(future)
+        elif self.pool is not None:
+            self.futures[self.pool.submit(_do, job)] = job
+        else:
+            self.queue.append(job)
+
+    def done(self) -> _Done:
+        """Each job with its result as it finishes, until none is left (submitted ones included)."""
+        while self.queue or self.futures:
+            if self.queue:
+                job = self.queue.pop(0)
+                yield job, _do(job)
+            elif self.client is not None:
+                future = next(self.stream)
+                job = self.futures.pop(future)
+                result = future.result()
+                future.release()
+                yield job, result
+            else:
+                finished, _ = wait(list(self.futures), return_when=FIRST_COMPLETED)
+                for future in finished:
+                    yield self.futures.pop(future), future.result()
+
+    def close(self) -> None:
+        """Stop the workers and cancel what is queued (when the run stops early)."""
+        if self.client is not None and self.futures:
+            self.client.cancel(list(self.futures))
+        if self.pool is not None:
+            self.pool.shutdown(wait=True, cancel_futures=True)
+        self.futures.clear()
+        self.queue.clear()
 
 
 def _distributed() -> Any:
@@ -247,22 +311,6 @@ def connect(address: str, name: str = "scheduler", timeout: float = CONNECT_TIME
         f"{type(error).__name__}: {' '.join(str(error).split())}" if error else f"no answer in {timeout:g} s"
     )
     raise ParameterError(name, address, f"the address of a running Dask scheduler ({reason})")
-
-
-def _run_dask(tasks: Sequence[_Task], client: Any) -> _Results:
-    """Run the tasks on a connected Dask client (:func:`run_experiment` owns and closes it)."""
-    distributed = _distributed()
-    futures: dict[Any, _Task] = {}
-    try:
-        futures = {client.submit(_compute, task, pure=False): task for task in tasks}
-        for future in distributed.as_completed(list(futures), loop=client.loop):
-            data: _UnitData = future.result()
-            task = futures[future]
-            future.release()
-            yield task, data
-    finally:
-        if futures:
-            client.cancel(list(futures))
 
 
 def _check_scheduler(scheduler: object, workers: object) -> None:
@@ -484,6 +532,7 @@ def run_experiment(
     progress: bool = True,
     force: bool = False,
     on_unit: Callable[[Unit, bool], None] | None = None,
+    cache: bool | None = None,
 ) -> Path:
     """Run every unit of ``config`` not yet finished in ``out_dir``, then write the outputs.
 
@@ -506,6 +555,10 @@ def run_experiment(
         Called as ``on_unit(unit, computed)`` after each unit is saved (``computed=True``) or found
         finished on disk (``computed=False``); an exception it raises stops the run, with every
         unit saved so far kept for a resume.
+    cache : bool, optional
+        Read and write the on-disk cache of certified answers (``True``), bypass it (``False``),
+        or follow the process's setting (``None``: :func:`accounting.answers.caching_enabled`).
+        The answers are the same either way.
 
     Returns
     -------
@@ -536,7 +589,7 @@ def run_experiment(
             raise _folder_error(out, exc) from None
         with _FolderLock(out):
             try:
-                return _run_in(out, config, units, tasks, workers, client, progress, force, on_unit)
+                return _run_in(out, config, units, tasks, workers, client, progress, force, on_unit, cache)
             except OSError as exc:
                 raise _folder_error(out, exc) from None
     finally:
@@ -554,6 +607,7 @@ def _run_in(
     progress: bool,
     force: bool,
     on_unit: Callable[[Unit, bool], None] | None,
+    cache: bool | None,
 ) -> Path:
     """The body of :func:`run_experiment`, with the folder locked."""
     _open_folder(out, config, force)
@@ -567,7 +621,7 @@ def _run_in(
     _write_atomic(out / VERSIONS_FILE, json.dumps(_versions(), indent=2) + "\n")
 
     pending: list[_Task] = []
-    finished: list[Unit] = []
+    finished: list[tuple[Unit, _UnitData]] = []
     for task in tasks:
         path = unit_dir / f"{task.unit.stem}.npz"
         if path.exists() and not path.is_file():
@@ -578,41 +632,64 @@ def _run_in(
             )
         if path.is_file():
             try:
-                ok = _UnitData.load(path).fits(task.unit, FAMILIES[task.family].unit_arrays)
+                saved = _UnitData.load(path)
+                ok = saved.fits(task.unit, FAMILIES[task.family].unit_arrays)
             except TamperedError:
                 raise
             except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile):
                 ok = False  # unreadable (say, a disk filled up): compute it again
             if ok:
-                finished.append(task.unit)
+                finished.append((task.unit, saved))
                 continue
         pending.append(task)
 
     from tqdm import tqdm
 
+    # Each (panel, algorithm, ε) is answered (its privacy report) in the pool as soon as its last
+    # unit is done: the bar counts units and reports.
+    members = groups_of(units)
+    group_of = {u: key for key, group in members.items() for u in group}
+    datas: dict[Unit, _UnitData] = {}
+    reports: dict[Group, dict[str, Any]] = {}
+    pool = _Pool(workers, client)
+
+    def unit_done(unit: Unit, data: _UnitData) -> None:
+        datas[unit] = data
+        key = group_of[unit]
+        if all(u in datas for u in members[key]):
+            pool.submit(_Report(config, key, tuple(datas[u] for u in members[key]), cache))
+
     with tqdm(
-        total=len(tasks), initial=len(finished), disable=not progress, desc=config.name, unit="unit"
+        total=len(tasks) + len(members),
+        initial=len(finished),
+        disable=not progress,
+        desc=config.name,
+        unit="job",
     ) as bar:
-        for unit in finished:
-            if on_unit is not None:
-                on_unit(unit, False)
-        if pending:
-            runs = (
-                _run_dask(pending, client)
-                if client is not None
-                else _run_processes(pending, workers)
-                if workers > 1
-                else _run_here(pending)
-            )
-            try:
-                for task, data in runs:
-                    data.save(unit_dir / f"{task.unit.stem}.npz")
+        try:
+            for unit, data in finished:
+                if on_unit is not None:
+                    on_unit(unit, False)
+                unit_done(unit, data)
+            for task in pending:
+                pool.submit(task)
+            for job, result in pool.done():
+                if isinstance(job, _Task):
+                    path = unit_dir / f"{job.unit.stem}.npz"
+                    result.save(path)
                     bar.update(1)
                     if on_unit is not None:
-                        on_unit(task.unit, True)
-            finally:
-                runs.close()  # stops the workers (and cancels what is queued) if we stopped early
+                        on_unit(job.unit, True)
+                    # the report reads the unit as saved (its meta in canonical order), as a resumed
+                    # run and the outputs do
+                    unit_done(job.unit, _UnitData.load(path))
+                else:
+                    reports[job.group] = result
+                    bar.update(1)
+        finally:
+            pool.close()  # stops the workers (and cancels what is queued) if we stopped early
 
-    _write_outputs(config, out, units)
-    plot_results(out)
+    _write_outputs(config, out, units, reports)
+    # a quick run is a look at the curves: PNG only (`dp-regret plot DIR` draws every format)
+    plot_results(out, formats=("png",) if config.quick else FORMATS)
     return out

@@ -227,7 +227,7 @@ def test_linear_outputs_name_the_group_regret_communication_and_privacy(linear_r
     assert exact["delta"] == DELTA
     assert exact["certified"] is True
     assert 0 < exact["epsilon"] <= 1.0
-    assert exact["epsilon"] == max(eps for _, eps in exact["nodes"])
+    assert exact["epsilon"] == max(eps for _, eps, _ in exact["nodes"])
     assert "R_M(T)/T" in (linear_run / "summary.md").read_text(encoding="utf-8")
     for ext in ("png", "pdf", "svg"):
         assert (linear_run / f"regret-linear-tiny.{ext}").is_file()
@@ -240,9 +240,9 @@ def test_a_saved_linear_ledger_reaccounts_to_the_exact_epsilon(
 ) -> None:
     summary = json.loads((linear_run / "summary.json").read_text(encoding="utf-8"))
     exact = next(r for r in summary["results"] if r["epsilon"] is not None)["privacy"]["exact"]
-    assert [n for n, _ in exact["nodes"]] == sorted(n for n, _ in exact["nodes"])
+    assert [n for n, _, _ in exact["nodes"]] == sorted(n for n, _, _ in exact["nodes"])
     answers = []
-    for name, (nodes, eps) in zip(exact["ledgers"], exact["nodes"], strict=True):
+    for name, (nodes, eps, _) in zip(exact["ledgers"], exact["nodes"], strict=True):
         assert name.endswith(f"__n{nodes}.json")
         ledger = Accountant.from_json((linear_run / name).read_text(encoding="utf-8"))
         assert ledger == Accountant.from_dict(json.loads((linear_run / name).read_text(encoding="utf-8")))
@@ -306,7 +306,8 @@ def _linear_with(path: str, value: Any) -> dict[str, Any]:
         ("instance.instance_seed", -2, "instance.instance_seed"),
         ("instance.clusters", 5, "instance.clusters"),  # a key of another kind
         ("instance.kind", "gaussian-easy", "instance.kind"),  # a kind of another family
-        ("privacy_route", "published", "privacy_route"),
+        ("privacy_route", "fastest", "privacy_route"),
+        ("exact_privacy", "never", "exact_privacy"),
         ("epsilons", [0.0], "epsilons[0]"),
     ],
 )

@@ -184,7 +184,7 @@ def test_the_smallest_fedlcb_config_runs_end_to_end_and_its_vector_sum_ledger_re
     exact = vec["exact"]
     assert exact["route"] == "pld"
     assert 0 < exact["epsilon"] <= 0.2
-    worst = exact["ledgers"][[e for _, e in exact["nodes"]].index(exact["epsilon"])]
+    worst = exact["ledgers"][[e for _, e, _ in exact["nodes"]].index(exact["epsilon"])]
     args = ["ledger", str(out / worst), "--route", "pld", "--delta", "0.1", "--json"]
     assert account_cli.main(args) == 0
     answer = json.loads(capsys.readouterr().out)
