@@ -93,9 +93,18 @@ Algorithm 2's average).
 **Privacy: one release per client** (parallel composition, §5.2). Each client reports once, in
 one phase, so the run is ``(ε, δ)``-private exactly when every phase's release is. The run writes,
 as it releases, one :class:`~accounting.accountant.Accountant` per phase (``ledgers``, keyed by
-``l``) holding that phase's event: ``AdditiveNoise(Gaussian(z), 1)`` (the release normalized by its
-sensitivity, the same in every repetition; an isotropic Gaussian on an ℓ2-bounded vector query is
-the scalar Gaussian mechanism) or, for the shuffle protocols, the cited ``ApproxDP(ε, δ)`` of
+``l``) holding that phase's event, built from the very ``σ`` that scales the noise drawn (never
+from ``z`` beside it: halving the released noise changes the ledger). An isotropic Gaussian on an
+ℓ2-bounded vector query is the scalar Gaussian mechanism ``AdditiveNoise(Gaussian(σ), Δ)``, whose
+guarantee depends only on ``σ/Δ`` (Balle & Wang 2018, Thm 8). DP-PE releases the same
+``(σ, Δ = 2B)`` in every repetition and phase (the server's noise on the sums, or each client's
+on its reward), and its ledger holds ``AdditiveNoise(Gaussian(σ), 2B)`` as released. DP-DPE's
+``σ_j`` and ``Δ_j`` (``2B√s_l/|U_l|`` central, ``2B√s_l`` local) scale with ``√s_l``, which
+differs between repetitions and so between the chunks of a run, whose ledgers must agree: the
+phase's ledger holds the release normalized by its sensitivity, ``AdditiveNoise(Gaussian(ρ), 1)``
+with ``ρ`` the least ``σ_j/Δ_j`` of the phase computed exactly and rounded down, recorded as the
+calibrated ``z`` when every ``σ_j/Δ_j >= z`` (always: ``σ_j`` is ``zΔ_j`` rounded up)
+(:func:`_released_event`). The shuffle protocols' phases hold the cited ``ApproxDP(ε, δ)`` of
 Theorem 4.6 / C.6. :attr:`Privacy.epsilon` is the largest certified ε over the phases at δ.
 
 **Communication** (eq. 2, §9.8): ``Σ_l s_l |U_l|`` reals (DPE, CDP, LDP, DPE-FixedU),
@@ -134,6 +143,7 @@ import math
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from fractions import Fraction
 from functools import cache, cached_property
 from typing import Any
 
@@ -141,7 +151,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from accounting import _validate as v
-from accounting.accountant import Accountant, Event, ledger_epsilon
+from accounting.accountant import Accountant, Event
+from accounting.answers import ledger_epsilon
 from accounting.bounds import gaussian_sigma_classic
 from accounting.calibration import ShuffleSumParameters, calibrate, shuffle_sum_parameters
 from accounting.mechanisms import AdditiveNoise, ApproxDP
@@ -438,6 +449,52 @@ def _classic_multiplier(epsilon: float, delta: float) -> float:
 
 def _gaussian_epsilon(multiplier: float, delta: float) -> float:
     return ledger_epsilon((Event(AdditiveNoise(Gaussian(multiplier), 1.0)),), delta)
+
+
+def _sqrt_down(q: Fraction) -> float:
+    """The largest float ``r`` with ``r² <= q`` (``q > 0``, exact): a square root rounded down."""
+    r = math.sqrt(float(q))
+    while r > 0 and Fraction(r) ** 2 > q:
+        r = math.nextafter(r, 0.0)
+    while Fraction(up := math.nextafter(r, math.inf)) ** 2 <= q:
+        r = up
+    return r
+
+
+def _released_event(sigma: FloatArray, squared_sensitivity: Sequence[Fraction], multiplier: float) -> Event:
+    """The ledger event of a phase of DP-DPE whose repetitions released ``N(0, σ_j² I)`` on queries of
+    ℓ2 sensitivity ``Δ_j``, from the very ``σ_j`` that scaled the draws.
+
+    The Gaussian mechanism's ``δ(ε)`` depends on ``σ`` and ``Δ`` only through ``σ/Δ`` (Balle & Wang
+    2018, Theorem 8; Li, Zhou & Ji 2022, Thm A.1 as used in §4), and releasing ``q + N(0, σ² I)``
+    is releasing ``q/Δ + N(0, (σ/Δ)² I)`` up to a data-independent rescaling: the release of
+    repetition ``j`` is exactly ``AdditiveNoise(Gaussian(σ_j/Δ_j), 1)``. ``σ_j`` and ``Δ_j`` scale
+    with ``√s_l``, which differs between repetitions (and so between the chunks a run is split
+    into), while a phase has one ledger: it holds the least ``σ_j/Δ_j`` of the phase, the worst
+    client's, computed exactly (``(σ_j/Δ_j)² = σ_j²/Δ_j²`` in rationals, ``Δ_j²`` the true squared
+    sensitivity) and rounded down. Where every ``σ_j/Δ_j`` is at least the calibrated ``z`` (always,
+    by :data:`_SIGMA_UP`) the ledger is ``AdditiveNoise(Gaussian(z), 1)``, the same in every chunk;
+    a release below ``z`` (less noise than calibrated) is recorded as it is.
+
+    Parameters
+    ----------
+    sigma : numpy.ndarray, shape (m,)
+        ``σ_j``, the standard deviation of every released coordinate's noise (each client's, in
+        the local model) in repetition ``j``.
+    squared_sensitivity : sequence of Fraction, length m
+        ``Δ_j²``: ``(2B)² s_l/|U_l|²`` (central, eq. 19) or ``(2B)² s_l`` (local, eq. 21).
+    multiplier : float
+        The calibrated ``z``.
+
+    Returns
+    -------
+    Event
+    """
+    worst = min(
+        Fraction(float(sd)) ** 2 / sq for sd, sq in zip(sigma.tolist(), squared_sensitivity, strict=True)
+    )
+    ratio = multiplier if worst >= Fraction(multiplier) ** 2 else _sqrt_down(worst)
+    return Event(AdditiveNoise(Gaussian(ratio), 1.0))
 
 
 @dataclass(frozen=True)
@@ -1122,14 +1179,22 @@ class _Engine:
             sigma_n = 2 * sd * np.sqrt(S_eff * self.d)  # unused: practical widths are data-dependent
         else:
             z = noise.multiplier
+            # ℓ2 sensitivities under replace-one (§1.5): a client's clipped report ȳ ∈ [-B, B]^{s_l}
+            # moves by ‖ȳ - ȳ'‖₂ <= 2B√s_l (eq. 21), the clients' average by 2B√s_l/|U_l| (eq. 19)
+            report = 2 * B * root_s
+            squared = [4 * Fraction(B) ** 2 * k for k in s.tolist()]  # Δ² exactly: √s_l is irrational
             if learner.model == "central":
-                sd = 2 * B * root_s / n * z * _SIGMA_UP  # σ_nc, eq. (5)
+                sens = report / n
+                sigma = sens * z * _SIGMA_UP  # σ_nc = zΔ, eq. (5): the server's noise on the average
+                sd = sigma
                 sigma_n = 2 * sd * np.sqrt(S_eff * self.d)
+                squared = [q / n**2 for q in squared]
             else:
-                sigma_nl = 2 * B * root_s * z * _SIGMA_UP  # σ_nl, eq. (7)
-                sd = sigma_nl / math.sqrt(n)  # the average of n clients' independent noise
-                sigma_n = 2 * sigma_nl * np.sqrt(S_eff * self.d / n)
-            self.account(phase, Event(AdditiveNoise(Gaussian(z), 1.0)))
+                sigma = report * z * _SIGMA_UP  # σ_nl = zΔ, eq. (7): each client's noise on its report
+                sd = sigma / math.sqrt(n)  # the average of n clients' independent noise
+                sigma_n = 2 * sigma * np.sqrt(S_eff * self.d / n)
+            # the ledger from the σ that scales the draw below, never from z beside it (issue 24)
+            self.account(phase, _released_event(sigma, squared, z))
         gauss = np.zeros_like(avg)
         for j, r in enumerate(rr.tolist()):
             gauss[j, : s[j]] = self.private_rng[r].standard_normal(int(s[j]))
@@ -1137,7 +1202,8 @@ class _Engine:
         return avg + gauss * sd2, sd2, reals, sigma_n
 
     def account(self, phase: int, event: Event) -> None:
-        """Phase ``l`` released: its clients' ledger (one release each)."""
+        """Phase ``l`` released: its clients' ledger (one release each; a phase releases once, for
+        all its repetitions, so there is one event per phase)."""
         if phase not in self.ledgers:
             self.ledgers[phase] = Accountant(Neighbouring.REPLACE_ONE).compose(event)
 
@@ -1285,14 +1351,19 @@ class _Engine:
             sigma_n = 2 * d * sd.max(axis=1) * root_s / h
             return released, sd, bits, sigma_n
         z = noise.multiplier
-        sigma = 2 * B * z * _SIGMA_UP  # σ_nc = σ_nl = 2B sqrt(2 ln(1.25/δ))/ε (classic), Table 4
+        # each client adds one reward in [-B, B] to one action's sum (§4.4): replacing it moves the
+        # vector of sums by at most 2B in ℓ2, in every repetition and phase
+        sens = 2 * B
+        sigma = sens * z * _SIGMA_UP  # σ_nc = σ_nl = zΔ (classic: 2B sqrt(2 ln(1.25/δ))/ε), Table 4
         if learner.model == "central":
             sd = np.full(sums.shape, sigma)
             sigma_n = 2 * d * sigma * root_s / h
         else:
             sd = sigma * np.sqrt(cnt.astype(np.float64))  # the sum of T(x) clients' noise
             sigma_n = 2 * d * sigma * np.sqrt(2 * s / h)
-        self.account(phase, Event(AdditiveNoise(Gaussian(z), 1.0)))
+        # the release as it is (the same σ and Δ in every repetition): the server's noise on the sums
+        # (central) or each client's on its reward (local), the σ that scales the draw below
+        self.account(phase, Event(AdditiveNoise(Gaussian(sigma), sens)))
         gauss = np.zeros_like(sums)
         for j, r in enumerate(rr.tolist()):
             gauss[j, : s[j]] = self.private_rng[r].standard_normal(int(s[j]))
