@@ -4,8 +4,9 @@ Every calibration (the least noise for a target), every inversion of a certified
 ε with ``δ(ε) <= δ``) and every optimal order of a conversion is a search along a monotone
 condition. They all go through :func:`smallest` / :func:`largest`, so they share one
 termination rule: stop when the bracket's ends are adjacent floats, or (when asked) when its
-relative width is at most ``rtol`` — and return the end where the condition was *evaluated* to
-hold, so the answer is certified by construction, never interpolated.
+relative width is at most ``rtol``, or at the caller's budget (``stop``; the search reads no clock)
+— and return the end where the condition was *evaluated* to hold, so the answer is certified by
+construction, never interpolated.
 
 The condition is either a predicate (``bool``; bisection on the floats' bit patterns, at most 64
 steps to adjacency) or a signed *excess* ``f`` (``f <= 0`` where the condition holds) that is
@@ -18,7 +19,6 @@ from __future__ import annotations
 
 import math
 import struct
-import time
 from collections.abc import Callable
 
 __all__ = ["largest", "smallest"]
@@ -67,7 +67,7 @@ def smallest(
     max_steps: int = 400,
     f_lo: float = math.nan,
     f_hi: float = math.nan,
-    deadline: float | None = None,
+    stop: Callable[[], bool] | None = None,
 ) -> float:
     """The smallest float ``x ∈ (lo, hi]`` where ``condition`` holds, for a condition that holds
     from some point on (``condition(lo)`` false, ``condition(hi)`` true, ``lo < hi`` finite).
@@ -88,9 +88,11 @@ def smallest(
     f_lo, f_hi : float
         The excess already evaluated at ``lo`` and ``hi`` (``nan``: not known), so that the first
         step can be a secant step (a caller that bracketed the crossing has them).
-    deadline : float, optional
-        A :func:`time.monotonic` time after which no further evaluation starts: the bracket is
-        returned as reached (``hi`` still holds; it is only less tight).
+    stop : callable, optional
+        ``() -> bool``, asked before each evaluation while the bracket is wider than ``rtol``: when
+        true, no further evaluation starts and the bracket is returned as reached (``hi`` still
+        holds; it is only less tight). The search itself reads no clock: a caller's budget (a
+        count of evaluations, or a time limit it chose to depend on) is this predicate.
 
     Returns
     -------
@@ -101,7 +103,7 @@ def smallest(
     _bracket(lo, hi, log)
     side = 0
     for _ in range(max_steps):
-        if hi - lo <= rtol * abs(hi) or (deadline is not None and time.monotonic() > deadline):
+        if hi - lo <= rtol * abs(hi) or (stop is not None and stop()):
             break
         x = _secant(lo, hi, f_lo, f_hi, log)
         if x is not None and rtol > 0:

@@ -99,11 +99,14 @@ class Calibration:
     not_met : float
         The largest parameter accounted that does not meet the target (``0.0`` if none was): the
         least noise lies in ``(not_met, value]``. Wider than ``rtol`` only when the search
-        stopped at ``time_limit``.
+        stopped at ``max_evaluations`` or ``time_limit``.
     converged : bool
-        Whether the search closed its bracket to ``rtol`` (``False``: stopped at ``time_limit``;
-        ``value`` still meets the target, with more noise than the least by at most
-        ``value - not_met``).
+        Whether the search closed its bracket to ``rtol`` (``False``: stopped at
+        ``max_evaluations`` or ``time_limit``; ``value`` still meets the target, with more noise
+        than the least by at most ``value - not_met``).
+    evaluations : int
+        The noise levels accounted (each one whole ledger's ε at ``delta``), a count that depends
+        only on the inputs: what ``max_evaluations`` bounds.
     """
 
     family: str
@@ -121,6 +124,7 @@ class Calibration:
     ledger: Accountant | None = None
     not_met: float = 0.0
     converged: bool = True
+    evaluations: int = 0
 
 
 def _builder(family: str, sensitivity: float, users: int) -> tuple[str, Callable[[float], Mechanism]]:
@@ -171,6 +175,7 @@ def calibrate(
     neighbouring: Neighbouring | str = Neighbouring.REPLACE_ONE,
     guess: float | None = None,
     progress: Progress | None = None,
+    max_evaluations: int | None = None,
     time_limit: float | None = None,
 ) -> Calibration:
     """The smallest noise meeting ``(epsilon, delta)``, certified by the Accountant.
@@ -186,6 +191,10 @@ def calibrate(
     ``[lo, hi]`` with ``ε(lo) > target >= ε(hi)`` and returns ``hi``: the value returned was itself
     accounted and meets the target, and errs toward more noise by at most ``rtol`` relative
     (``rtol = 0``: the smallest float, for the Gaussian by default).
+
+    By default the search runs until its bracket is ``rtol`` wide, so the answer depends only on
+    the arguments, never on the machine or the clock; ``max_evaluations`` bounds the work and
+    keeps that property, ``time_limit`` bounds it in seconds and gives it up.
 
     Parameters
     ----------
@@ -210,11 +219,21 @@ def calibrate(
         The relation of the ledger.
     guess : float, optional
         Where the bracket search starts (a constructor: default 1).
+    max_evaluations : int, optional
+        ``>= 1``: once this many noise levels have been accounted and one of them meets the target,
+        the search stops refining and returns the least level known to meet it (certified, toward
+        more noise, up to ``value - not_met`` above the least; ``converged`` is false unless the
+        bracket had closed). The levels accounted before one meets the target all count, and the
+        search goes on until one does. A deterministic budget: the same arguments give the same
+        answer on any machine. ``None`` (default): search until ``rtol`` (a full search typically
+        accounts 5 to 7 levels; about 30 where ε falls to exactly 0, or at ``rtol = 0``).
     time_limit : float, optional
-        Seconds after which the search starts no further refinement once a level meeting the
-        target is known: the answer is then certified but up to ``value - not_met`` above the
-        least (``converged`` is false). Each evaluation of a long ledger takes seconds, so the
-        limit can be exceeded by one evaluation. ``None``: search until ``rtol``.
+        Opt-in, ``> 0``: seconds (of :func:`time.monotonic`) after which the search starts no
+        further refinement once a level meeting the target is known, as ``max_evaluations`` does.
+        The answer then depends on the machine's speed and load (on a busy machine it stops
+        earlier, with more noise): the same arguments can give different answers. Each evaluation
+        of a long ledger takes seconds, so the limit can be exceeded by one evaluation. ``None``
+        (default): no clock is read.
     progress : callable, optional
         ``progress(done, done + 1)`` after each accounted noise level (the search's length is not
         known ahead); by default the current context's (:mod:`accounting.progress`). The
@@ -227,6 +246,7 @@ def calibrate(
     relation = Neighbouring.parse(neighbouring)
     Accountant(relation, dps).epsilon(d, route)  # validates route and dps before any work
     tol = v.nonnegative("rtol", rtol)
+    budget = None if max_evaluations is None else v.count("max_evaluations", max_evaluations)
     deadline = None if time_limit is None else time.monotonic() + v.positive("time_limit", time_limit)
     start = None if guess is None else v.positive("guess", guess)
     sens: float
@@ -281,12 +301,25 @@ def calibrate(
 
     outer = progress if progress is not None else current()
 
+    evaluations = [0]  # levels whose accounting was started (a refused level counts)
+
     def account(theta: float) -> Enclosure:
         if theta not in answers:
+            evaluations[0] += 1
             with reporting(None):
                 answers[theta] = ledger(theta).epsilon(d, route)
             report(len(answers), len(answers) + 1, outer)
         return answers[theta]
+
+    stopped = [False]
+
+    def spent() -> bool:
+        """Whether the budget is spent (asked only once a level meeting the target is known)."""
+        if (budget is not None and evaluations[0] >= budget) or (
+            deadline is not None and time.monotonic() > deadline
+        ):
+            stopped[0] = True
+        return stopped[0]
 
     unmet = [0.0]
 
@@ -302,9 +335,9 @@ def calibrate(
         with mp.workdps(30):
             return min(float(mp.log(hi) - mp.log(target)), 0.0)
 
-    theta = _bracket_and_search(excess, first, tol, deadline)
+    theta = _bracket_and_search(excess, first, tol, spent)
     closed = unmet[0] > 0 and (theta - unmet[0] <= tol * theta or math.nextafter(unmet[0], math.inf) >= theta)
-    converged = closed or deadline is None or time.monotonic() <= deadline
+    converged = closed or not stopped[0]
     value = account(theta)
     made = build(theta)
     mech = made if isinstance(made, Mechanism) else None
@@ -329,11 +362,12 @@ def calibrate(
         ledger(theta),
         unmet[0],
         converged,
+        evaluations[0],
     )
 
 
 def _bracket_and_search(
-    excess: Callable[[float], float], first: float, rtol: float, deadline: float | None = None
+    excess: Callable[[float], float], first: float, rtol: float, stop: Callable[[], bool] | None = None
 ) -> float:
     """Bracket the crossing from ``first``, then :func:`~accounting._search.smallest` from both ends.
 
@@ -353,6 +387,9 @@ def _bracket_and_search(
     A noise level the route cannot account (a published bound's hypothesis, such as KLS's
     ``σ >= 1/2``, or a table too fine to build) counts as not meeting the target while no
     smaller level has been accounted: the search then moves to more noise, which is certified.
+
+    ``stop`` (the caller's budget, :func:`~accounting._search.smallest`'s) is asked once a level
+    meeting the target is known, before each further evaluation: when true, that level is returned.
     """
 
     refused: list[Exception] = []
@@ -395,14 +432,14 @@ def _bracket_and_search(
         hi, f_hi = first, f0
         while True:
             lo = hi * math.exp(-step)
-            if lo < 1e-300 or (deadline is not None and time.monotonic() > deadline):
+            if lo < 1e-300 or (stop is not None and stop()):
                 return hi
             f_lo = checked(lo)
             if f_lo > 0:
                 break
             hi, f_hi = lo, f_lo
             step *= 2
-    return smallest(checked, lo, hi, rtol=rtol, log=True, f_lo=f_lo, f_hi=f_hi, deadline=deadline)
+    return smallest(checked, lo, hi, rtol=rtol, log=True, f_lo=f_lo, f_hi=f_hi, stop=stop)
 
 
 #: The largest first step of the calibration bracket in ``ln θ`` (a factor ``e^2``); later steps double.

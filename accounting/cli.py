@@ -67,7 +67,7 @@ from mpmath import iv, mp
 
 from accounting import _validate as v
 from accounting import bounds, shuffle, tree
-from accounting._certified import Enclosure, float_down, float_up, precision, upper
+from accounting._certified import DEFAULT_DPS, Enclosure, float_down, float_up, precision, upper
 from accounting.accountant import PUBLISHED, ROUTES, Accountant, EventLike, mechanism_to_dict, noise_to_dict
 from accounting.calibration import (
     FAMILIES,
@@ -129,7 +129,9 @@ class DemoRow:
         return 1 - self.exact_epsilon / self.bound_epsilon
 
 
-def demo_rows(epsilons: Sequence[float], delta: float, users: int = 10, dps: int = 20) -> list[DemoRow]:
+def demo_rows(
+    epsilons: Sequence[float], delta: float, users: int = 10, dps: int = DEFAULT_DPS
+) -> list[DemoRow]:
     """The rows of ``dp-account demo`` (sensitivity 1).
 
     Noise is sized by the classic recipes for a target ε: ``b = 1/ε`` for the discrete
@@ -660,10 +662,6 @@ def noise_amount(cal: Calibration) -> NoiseAmount:
     return NoiseAmount(unit, value, per_user, n, "total", "".join(_COMBINE[family]))
 
 
-#: Seconds after which ``calibrate`` stops refining (one more evaluation of a long ledger may run).
-CALIBRATE_TIME_LIMIT = 8.0
-
-
 def _cmd_calibrate(args: argparse.Namespace) -> int:
     family = args.noise
     exact_compositions(args, family == "gaussian")
@@ -680,6 +678,7 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
             route=args.route,
             dps=args.dps,
             neighbouring=_relation(args),
+            max_evaluations=args.max_evaluations,
             time_limit=args.time_limit,
         )
     amount = noise_amount(cal)
@@ -697,6 +696,7 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
         "dps": args.dps,
         "converged": cal.converged,
         "not_met": cal.not_met,
+        "evaluations": cal.evaluations,
     } | _describe(_family_mechanism(cal.mechanism))
     if cal.share is not None:
         record["share"] = noise_to_dict(cal.share)
@@ -719,9 +719,14 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
             adds = f"the difference of two {adds} draws"
         text += f"\neach of {args.users} users adds {adds}"
     if not cal.converged:
+        budget = args.max_evaluations is not None and cal.evaluations >= args.max_evaluations
+        limit = (
+            f"--max-evaluations {args.max_evaluations}" if budget else f"--time-limit {args.time_limit:g} s"
+        )
         text += (
-            f"\nthe search stopped at --time-limit {args.time_limit:g} s: the least {cal.parameter} "
-            f"meeting the target lies in ({cal.not_met!r}, {cal.value!r}] (a larger --time-limit narrows it)"
+            f"\nthe search stopped at {limit} ({cal.evaluations} noise levels accounted): the least "
+            f"{cal.parameter} meeting the target lies in ({cal.not_met!r}, {cal.value!r}] "
+            f"(a larger {limit.split()[0]} narrows it)"
         )
     return _emit(args, record, text)
 
@@ -1642,7 +1647,9 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument(
         "--users", type=_positive_int, default=10, help="shares in the distributed row (default 10)"
     )
-    demo.add_argument("--dps", type=_dps, default=20, help="working precision in digits (default 20)")
+    demo.add_argument(
+        "--dps", type=_dps, default=DEFAULT_DPS, help=f"working precision in digits (default {DEFAULT_DPS})"
+    )
     demo.add_argument("--json", action="store_true", help="print JSON instead of a table")
     demo.set_defaults(func=_cmd_demo)
 
@@ -1689,7 +1696,12 @@ def build_parser() -> argparse.ArgumentParser:
                 choices=("poisson", "fixed"),
                 help="poisson (default) or fixed-size batches without replacement",
             )
-        cmd.add_argument("--dps", type=_dps, default=20, help="working precision in digits (default 20)")
+        cmd.add_argument(
+            "--dps",
+            type=_dps,
+            default=DEFAULT_DPS,
+            help=f"working precision in digits (default {DEFAULT_DPS})",
+        )
         cmd.add_argument("--json", action="store_true", help="print one JSON object")
         _add_no_progress(cmd)
 
@@ -1713,15 +1725,23 @@ def build_parser() -> argparse.ArgumentParser:
     cal_cmd.add_argument("--epsilon", type=_positive_float, required=True, help="target ε > 0")
     cal_cmd.add_argument("--delta", type=_unit_float, required=True, help="target δ in (0, 1)")
     cal_cmd.add_argument(
+        "--max-evaluations",
+        type=_positive_int,
+        metavar="N",
+        help="after N noise levels accounted, stop refining once one meets the target (certified, "
+        "toward more noise; the output gives the bracket); the same answer on any machine "
+        "(default: no limit, the search runs to its tolerance)",
+    )
+    cal_cmd.add_argument(
         "--time-limit",
         type=_positive_float,
-        default=CALIBRATE_TIME_LIMIT,
         metavar="SECONDS",
-        help="after this many seconds, stop refining once a noise level meeting the target is known "
-        f"(certified, toward more noise; the output gives the bracket; default {CALIBRATE_TIME_LIMIT:g})",
+        help="opt-in: after this many seconds, stop refining once a noise level meeting the target is "
+        "known, as --max-evaluations; the answer then depends on the machine's speed and load "
+        "(default: no limit, no clock read)",
     )
     common(cal_cmd, sampling=False)
-    cal_cmd.set_defaults(func=_cmd_calibrate, dps=15)
+    cal_cmd.set_defaults(func=_cmd_calibrate)
 
     proto = sub.add_parser("protocol", help="parameters of Theorems 1-6 of the distributed MAB paper")
     proto.add_argument(
@@ -1778,7 +1798,10 @@ def build_parser() -> argparse.ArgumentParser:
         help="with --exact: the binomial p of the exact calibration, in (0, 1) (default 1/2)",
     )
     sp.add_argument(
-        "--dps", type=_dps, default=20, help="with --exact: working precision in digits (default 20)"
+        "--dps",
+        type=_dps,
+        default=DEFAULT_DPS,
+        help=f"with --exact: working precision in digits (default {DEFAULT_DPS})",
     )
     sp.add_argument("--json", action="store_true", help="print one JSON object")
     sp.set_defaults(func=_cmd_shuffle_protocol)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import time
 
 import pytest
 from hypothesis import given, settings
@@ -19,7 +20,13 @@ from accounting import (
     bounds,
 )
 from accounting.accountant import Accountant
-from accounting.calibration import Variant, calibrate, protocol_parameters, shuffle_sum_parameters
+from accounting.calibration import (
+    Calibration,
+    Variant,
+    calibrate,
+    protocol_parameters,
+    shuffle_sum_parameters,
+)
 
 
 def test_gaussian_1000_compositions_acceptance() -> None:
@@ -278,20 +285,68 @@ def test_skellam_calibration_over_compositions_needs_few_evaluations(monkeypatch
 
 
 @pytest.mark.parametrize("family", ["discrete-laplace", "skellam", "gaussian"])
-def test_a_time_limit_stops_the_search_with_a_certified_answer(family: str) -> None:
-    """With a time limit the search stops at the first level known to meet the target once the
-    limit has passed: certified, never below the least noise, and says it did not converge."""
+def test_max_evaluations_stops_the_search_with_a_certified_answer(family: str) -> None:
+    """Issue 24: ``max_evaluations`` bounds the work deterministically. Once that many levels are
+    accounted the search returns the least level known to meet the target: certified, never below
+    the least noise, and it says it did not converge; a larger budget only narrows the bracket."""
     full = calibrate(family, 1.0, 1e-6, compositions=10)
-    quick = calibrate(family, 1.0, 1e-6, compositions=10, time_limit=1e-9)
-    assert quick.epsilon.hi <= 1.0
-    assert quick.value >= full.value
     assert full.converged
-    if quick.value > full.value:
-        assert not quick.converged
-        assert quick.not_met < full.value or quick.not_met == 0.0
-    if quick.not_met > 0:  # a level that was accounted and missed: below the least noise
-        assert quick.not_met < full.value
-        assert calibrate_epsilon(family, quick.not_met) > 1.0
+    first = 0  # the levels accounted until one met the target: max_evaluations=1 stops there
+    previous = None
+    for k in (1, 3, full.evaluations):
+        quick = calibrate(family, 1.0, 1e-6, compositions=10, max_evaluations=k)
+        first = first or quick.evaluations
+        assert quick.epsilon.hi <= 1.0
+        assert quick.value >= full.value
+        assert quick.evaluations == min(max(k, first), full.evaluations)
+        assert quick.converged == (quick.value == full.value and quick.not_met == full.not_met)
+        if quick.not_met > 0:  # a level that was accounted and missed: below the least noise
+            assert quick.not_met < full.value
+            assert calibrate_epsilon(family, quick.not_met) > 1.0
+        if previous is not None:  # the same path, further: the bracket only narrows
+            assert quick.value <= previous.value
+            assert quick.not_met >= previous.not_met
+        previous = quick
+    assert previous is not None
+    assert (previous.value, previous.not_met, previous.converged) == (full.value, full.not_met, True)
+
+
+def _answer(cal: Calibration) -> tuple[object, ...]:
+    return (cal.value, cal.not_met, cal.converged, cal.evaluations, cal.epsilon.lo, cal.epsilon.hi, cal.route)
+
+
+def test_the_default_calibration_reads_no_clock(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 24: by default the answer depends on the arguments only. A clock that jumps an hour at
+    every reading (a machine under any load) is never read and changes nothing; the same clock
+    stops an explicit ``time_limit`` at the first chance, which is exactly ``max_evaluations=1``."""
+    quiet = calibrate("discrete-laplace", 1.0, 1e-6, compositions=10)
+    one = calibrate("discrete-laplace", 1.0, 1e-6, compositions=10, max_evaluations=1)
+    readings: list[float] = []
+
+    def busy() -> float:
+        readings.append(3600.0 * (len(readings) + 1))
+        return readings[-1]
+
+    monkeypatch.setattr(time, "monotonic", busy)
+    target = ("discrete-laplace", 1.0, 1e-6)
+    assert _answer(calibrate(*target, compositions=10)) == _answer(quiet)
+    assert _answer(calibrate(*target, compositions=10, max_evaluations=1)) == _answer(one)
+    assert readings == []
+    limited = calibrate(*target, compositions=10, time_limit=8.0)
+    assert readings  # the patched clock is the one a time limit reads
+    assert _answer(limited) == _answer(one)
+    assert not limited.converged
+    assert limited.value > quiet.value
+    assert limited.epsilon.hi <= 1.0
+
+
+@pytest.mark.parametrize(
+    ("name", "value"), [("max_evaluations", 0), ("max_evaluations", 2.5), ("time_limit", 0.0)]
+)
+def test_search_budgets_are_validated(name: str, value: object) -> None:
+    with pytest.raises(ParameterError) as err:
+        calibrate("gaussian", 1.0, 1e-6, **{name: value})  # type: ignore[arg-type]
+    assert err.value.name == name
 
 
 def calibrate_epsilon(family: str, theta: float) -> float:

@@ -518,7 +518,7 @@ def test_calibrate_reports_total_and_per_user_in_one_unit(
     assert noise["users"] == users
     assert isinstance(total, float)
     assert isinstance(per_user, float)
-    cal = calibrate(family, 1.0, 1e-6, users=users, dps=15)
+    cal = calibrate(family, 1.0, 1e-6, users=users)  # the library's defaults, precision included
     calibrated = noise["calibrated"]
     assert calibrated == ("per_user" if family == "discrete-gaussian" else "total")
     assert noise[calibrated] == cal.value
@@ -557,24 +557,88 @@ def test_distributed_totals_are_printed_in_decimals(capsys: pytest.CaptureFixtur
     assert "Fraction" not in text
 
 
-def test_calibrate_stops_at_its_time_limit(capsys: pytest.CaptureFixture[str]) -> None:
-    """--time-limit: the search stops refining once a level meets the target; the answer is still
-    certified and the output gives the bracket of the least noise."""
-    import json as _json
-
-    from accounting.cli import main as account
-
-    argv = ["calibrate", "--noise", "skellam", "--epsilon", "1", "--delta", "1e-6", "--compositions", "20"]
-    assert account([*argv, "--time-limit", "1e-9", "--json", "--no-progress"]) == 0
-    quick = _json.loads(capsys.readouterr().out)
-    assert account([*argv, "--json", "--no-progress"]) == 0
-    full = _json.loads(capsys.readouterr().out)
+def test_calibrate_stops_at_max_evaluations(capsys: pytest.CaptureFixture[str]) -> None:
+    """--max-evaluations: the search stops refining once that many levels are accounted and one
+    meets the target; the answer is certified, the output gives the bracket of the least noise, and
+    the same command prints the same bytes again."""
+    argv = ["calibrate", "--noise", "skellam", "--epsilon", "1", "--delta", "1e-6", "--compositions", "10"]
+    full = _json(capsys, [*argv, "--no-progress"])
     assert full["converged"] is True
-    assert quick["epsilon_certified"] <= 1
-    assert quick["variance"] >= full["variance"]
-    if quick["variance"] > full["variance"]:
-        assert quick["converged"] is False
-        assert quick["not_met"] < full["variance"]
+    assert isinstance(full["evaluations"], int)
+    assert full["evaluations"] > 2
+    quick = _json(capsys, [*argv, "--max-evaluations", "2", "--no-progress"])
+    assert quick["evaluations"] == 2
+    assert quick["converged"] is False
+    assert quick["epsilon_certified"] <= 1  # type: ignore[operator]
+    assert quick["not_met"] < full["variance"] < quick["variance"]  # type: ignore[operator]
+    assert main([*argv, "--max-evaluations", "2", "--no-progress"]) == 0
+    text = capsys.readouterr().out
+    assert "the search stopped at --max-evaluations 2 (2 noise levels accounted)" in text
+    assert f"lies in ({quick['not_met']!r}, {quick['variance']!r}]" in text
+    assert "a larger --max-evaluations narrows it" in text
+    assert main([*argv, "--max-evaluations", "2", "--no-progress", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out) == quick
+    with pytest.raises(SystemExit):
+        main([*argv, "--max-evaluations", "0"])
+    assert "--max-evaluations" in capsys.readouterr().err
+
+
+def test_calibrate_answer_does_not_depend_on_the_clock(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 24: ``calibrate --noise discrete-laplace --epsilon 1e-300 --delta 1e-6`` printed
+    500000.00 on a quiet machine and 500499.04 on a busy one (an 8 s default time limit). A clock
+    that jumps an hour at every reading now changes no byte of the default answer and is never
+    read; it still stops an explicit --time-limit, which is what makes this test able to fail."""
+    import time
+
+    from accounting import DEFAULT_DPS
+
+    argv = ["calibrate", "--noise", "discrete-laplace", "--epsilon", "1e-300", "--delta", "1e-6"]
+    argv += ["--json", "--no-progress"]
+    assert main(argv) == 0
+    quiet = capsys.readouterr().out
+    readings: list[float] = []
+
+    def busy() -> float:
+        readings.append(3600.0 * (len(readings) + 1))
+        return readings[-1]
+
+    monkeypatch.setattr(time, "monotonic", busy)
+    assert main(argv) == 0
+    assert capsys.readouterr().out == quiet
+    assert readings == []
+    least = json.loads(quiet)
+    assert least["converged"] is True
+    assert least["dps"] == DEFAULT_DPS  # the library's precision
+    assert main([*argv, "--time-limit", "8"]) == 0
+    limited = json.loads(capsys.readouterr().out)
+    assert readings
+    assert limited["converged"] is False
+    assert limited["epsilon_certified"] <= 1e-300
+    assert limited["not_met"] < least["scale"] < limited["scale"]
+
+
+def test_cli_precision_defaults_are_the_library_s() -> None:
+    """One default precision: every ``--dps`` of ``dp-account`` (calibrate's was 15) is DEFAULT_DPS."""
+    import argparse
+
+    from accounting import DEFAULT_DPS
+    from accounting.cli import build_parser
+
+    parser = build_parser()
+    (commands,) = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    with_dps = {
+        name: sub.get_default("dps")
+        for name, sub in commands.choices.items()
+        if any("--dps" in a.option_strings for a in sub._actions)
+    }
+    assert {"calibrate", "epsilon", "delta", "rdp", "demo", "shuffle-protocol"} <= set(with_dps)
+    assert set(with_dps.values()) == {DEFAULT_DPS}
+    args = parser.parse_args(["calibrate", "--noise", "skellam", "--epsilon", "1", "--delta", "1e-6"])
+    assert args.dps == DEFAULT_DPS
+    assert args.time_limit is None
+    assert args.max_evaluations is None
 
 
 @pytest.mark.parametrize(

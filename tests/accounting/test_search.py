@@ -51,3 +51,26 @@ def test_bad_brackets_are_refused() -> None:
         smallest(lambda x: x > 1, 0.0, 1.0, log=True)
     with pytest.raises(ValueError, match="bracket"):
         largest(lambda x: x < 1, 0.0, math.inf)
+
+
+def test_stop_returns_the_bracket_as_reached() -> None:
+    """``stop`` is the caller's budget: asked before each evaluation, it ends the search at the end
+    last evaluated to hold (certified, only less tight); the search itself reads no clock."""
+    calls: list[float] = []
+
+    def excess(x: float) -> float:
+        calls.append(x)
+        return 2.0 - x * x
+
+    exact = smallest(excess, 1.0, 4.0)
+    total = len(calls)
+    calls.clear()
+    x = smallest(excess, 1.0, 4.0, stop=lambda: len(calls) >= 3)
+    assert len(calls) == 3 < total
+    assert x * x >= 2.0
+    assert x > exact
+    assert x in calls  # evaluated to hold, never interpolated
+    calls.clear()
+    assert smallest(excess, 1.0, 4.0, stop=lambda: False) == exact
+    assert len(calls) == total
+    assert smallest(excess, 1.0, 4.0, stop=lambda: True) == 4.0  # nothing evaluated: the given hi
