@@ -148,7 +148,7 @@ privacy noise from explicit generators, so its exact numbers are not reproduced.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import cache, cached_property
 from typing import Any, Protocol, runtime_checkable
@@ -186,6 +186,7 @@ __all__ = [
     "UCB",
     "ADXOnePoint",
     "CodeModeCheck",
+    "ContextualRecord",
     "Feedback",
     "HazanLevy",
     "Learner",
@@ -851,20 +852,42 @@ def make_learner(name: str, epsilon: float | None = None, **params: Any) -> Lear
 
 @dataclass(frozen=True)
 class Message:
-    """One block of a user's release: its ℓ2 sensitivity and the noise added to each coordinate
-    (``sd`` of a Gaussian, or ``scale`` of a Laplace). Randomized response (``kind``
-    ``"randomized-response"``): ``sensitivity`` is the width of the loss range, ``sd`` the
-    sub-Gaussian scale of the debiased value (half its range), ``epsilon`` the flip's ε."""
+    """One block of a user's release: its ℓ2 sensitivity and the noise added to each coordinate.
+
+    The ledger holds what the users add (issue 24: never a stand-in computed beside the draw), so the
+    block's released noise ``sd`` is derived from the number that scales the draw:
+
+    * ``draw_sd``: what every drawn coordinate is scaled by, the sd of a Gaussian or the scale of a
+      Laplace; the users' randomizers (:func:`privatize_loss`, :func:`privatize_difference`, the
+      contextual learners' messages) draw with it and with nothing else;
+    * ``spread``: the norm of the public vector the drawn noise is dotted with before it is added,
+      ``1.0`` for noise added as drawn. Algorithm 2 (Zheng et al. 2020, §3, Algorithm 2) adds
+      ``n_tᵀ(x_1 − x_2)`` with ``n_t ~ N(0, σ² I_d)`` and ``‖x_1 − x_2‖ = 2ρ``: one scalar of sd ``2ρσ``;
+    * ``sd = spread · draw_sd`` (set here, not given): the sd (Laplace: scale) of the noise of the
+      block as released, the one :meth:`mechanism` puts in the ledger.
+
+    Randomized response (``kind`` ``"randomized-response"``): ``sensitivity`` is the width of the
+    loss range, ``sd`` (``= draw_sd``) the sub-Gaussian scale of the debiased value (half its
+    range), ``epsilon`` the flip's ε, which both flips the bits (:func:`privatize_loss`) and is
+    the ledger's.
+    """
 
     name: str
     sensitivity: float
-    sd: float
+    draw_sd: float
     kind: str = "gaussian"
     epsilon: float = 0.0
+    spread: float = 1.0
+    sd: float = field(init=False)
+
+    def __post_init__(self) -> None:
+        # ``1.0 · x == x`` exactly: a block added as drawn has ``sd`` bit for bit its ``draw_sd``
+        object.__setattr__(self, "sd", self.spread * self.draw_sd)
 
     def mechanism(self) -> Mechanism:
-        """The block as the ledger holds it: the additive noise mechanism, or for randomized
-        response :class:`~accounting.mechanisms.PureDP` (whose worst case *is* binary randomized
+        """The block as the ledger holds it: the additive noise mechanism of ``sd`` (the released
+        noise) on ``sensitivity``, or for randomized response
+        :class:`~accounting.mechanisms.PureDP` (whose worst case *is* binary randomized
         response, so the ledger is exact)."""
         if self.kind == "randomized-response":
             return PureDP(self.epsilon, "binary randomized response (Warner 1965) of the rounded loss")
@@ -970,7 +993,7 @@ def noise_of(learner: Learner, instance: object, horizon: int) -> Noise:
             G = _lipschitz(learner, instance)
             rho = _two_point_rho(learner, T)
             unit, sens = 2 * G, 4 * rho * G
-            msg_scale = 2 * rho  # m_t's noise n_tᵀ(x1 − x2) has sd 2ρσ
+            msg_scale = 2 * rho  # ‖x1 − x2‖: m_t's noise n_tᵀ(x1 − x2) has sd 2ρσ
             label = "difference"
             low = high = 0.0
             span = None
@@ -984,6 +1007,8 @@ def noise_of(learner: Learner, instance: object, horizon: int) -> Noise:
             return Noise("randomized-response", "randomized-response", scale, (rr,), loss_range=span)
         if learner.mechanism == "laplace":
             b = unit / eps * _SIGMA_UP
+            # one Laplace scalar of scale 2ρb is drawn for the whole message (not a vector dotted
+            # with x1 − x2): the draw's scale is the released one
             msg = Message(label, sens, msg_scale * b, "laplace")
             return Noise("laplace", "laplace", b, (msg,), loss_range=span)
         assert learner.delta is not None
@@ -992,7 +1017,9 @@ def noise_of(learner: Learner, instance: object, horizon: int) -> Noise:
             sigma = z * unit * _SIGMA_UP
         else:
             z, sigma = 0.0, classic_sigma(eps, learner.delta, unit)
-        msg = Message(label, sens, msg_scale * sigma)
+        # the users draw N(0, σ²) per coordinate; Algorithm 2's message dots it with x1 − x2, so
+        # the ledger's sd 2ρσ is derived from that σ by the message (Message.sd)
+        msg = Message(label, sens, sigma, spread=msg_scale)
         return Noise("gaussian", learner.calibration, sigma, (msg,), z, loss_range=span)
     assert learner.epsilon is not None
     assert learner.delta is not None
@@ -1053,9 +1080,12 @@ def symmetric_noise(rng: np.random.Generator, shape: tuple[int, ...], dim: int, 
 
 
 def _add(values: FloatArray, message: Message, rng: np.random.Generator) -> FloatArray:
+    """``values`` plus ``message``'s noise, added as drawn: at the message's ``draw_sd``, which is
+    its ``sd`` (the ledger's) for a block of ``spread`` 1."""
+    assert message.spread == 1.0  # noise dotted with a vector is drawn by its randomizer
     if message.kind == "laplace":
-        return np.asarray(values + rng.laplace(0.0, message.sd, values.shape), dtype=np.float64)
-    return np.asarray(values + rng.normal(0.0, message.sd, values.shape), dtype=np.float64)
+        return np.asarray(values + rng.laplace(0.0, message.draw_sd, values.shape), dtype=np.float64)
+    return np.asarray(values + rng.normal(0.0, message.draw_sd, values.shape), dtype=np.float64)
 
 
 def privatize_loss(values: FloatArray, bound: float, noise: Noise, rng: np.random.Generator) -> FloatArray:
@@ -1082,17 +1112,37 @@ def privatize_loss(values: FloatArray, bound: float, noise: Noise, rng: np.rando
 def privatize_difference(
     difference: FloatArray, gap: FloatArray, bound: float, noise: Noise, rng: np.random.Generator
 ) -> FloatArray:
-    """Algorithm 2's message ``m_t = clip(f(x_1) − f(x_2), ±bound) + n_tᵀ(x_1 − x_2)``.
+    """Algorithm 2's message ``m_t = clip(f(x_1) − f(x_2), ±bound) + n_tᵀ(x_1 − x_2)`` (Zheng et al.
+    2020, §3).
 
-    ``gap`` ``(R, d)`` is ``x_1 − x_2 = 2ρu_t``; ``n_t ~ N(0, σ² I_d)`` is drawn and dotted with it
-    (std ``σ‖gap‖ = 2ρσ``). Laplace: a scalar of scale ``2ρ b`` (the message's Laplace mechanism).
+    ``gap`` ``(R, d)`` is ``x_1 − x_2 = 2ρu_t``; ``n_t ~ N(0, σ² I_d)`` is drawn at the message's
+    ``draw_sd`` ``σ`` and dotted with it: sd ``σ‖gap‖``, the message's ``sd = spread · σ`` with
+    ``spread = 2ρ = ‖gap‖``, the ledger's. Laplace: a scalar of scale ``2ρ b`` (the message's
+    Laplace mechanism).
+
+    Raises
+    ------
+    ParameterError
+        If ``2 · bound`` exceeds the message's sensitivity, or a row of ``gap`` is not of norm
+        ``spread`` (up to a relative ``1e-9``, far above rounding): the release would not be the
+        ledger's event.
     """
     clipped = np.clip(difference, -bound, bound)
     if noise.kind == "none":
         return np.asarray(clipped, dtype=np.float64)
+    message = noise.messages[0]
+    if not 2 * bound <= message.sensitivity:
+        raise ParameterError(
+            "bound", bound, f"at most {message.sensitivity / 2:g}, half the ledger's sensitivity"
+        )
     if noise.kind == "laplace":
-        return _add(clipped, noise.messages[0], rng)
-    n = rng.normal(0.0, noise.sigma, gap.shape)
+        return _add(clipped, message, rng)
+    # the released noise is σ‖gap‖: the ledger's spread must be the real norm of x_1 − x_2
+    norms = np.sqrt(np.einsum("ri,ri->r", gap, gap))
+    if not np.all(np.abs(norms - message.spread) <= 1e-9 * message.spread):
+        shown = f"rows of norms {norms.min():g}..{norms.max():g}"
+        raise ParameterError("gap", shown, f"rows of norm {message.spread:g} (2ρ, the ledger's)")
+    n = rng.normal(0.0, message.draw_sd, gap.shape)
     return np.asarray(clipped + np.einsum("ri,ri->r", n, gap), dtype=np.float64)
 
 
@@ -1212,6 +1262,41 @@ def privacy_of(
 # ---------------------------------------------------------------------------------------
 # Results
 # ---------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, eq=False)
+class ContextualRecord:
+    """What the server of ``ldp-linucb`` (Algorithm 5) or ``ldp-glm`` (Algorithm 3) received by round
+    ``t``, and the same without the users' noise (Zheng et al. 2020, §4.2, §4.4); passed to
+    :func:`run`'s ``observer`` after every round, for audits and tests.
+
+    The server keeps the users' matrices and vectors summed: round ``t``'s own messages are the
+    differences between consecutive records' sums.
+
+    Attributes
+    ----------
+    round : int
+        ``t``.
+    matrix : numpy.ndarray, shape (R, d, d)
+        ``Σ_{s<=t} (x_s x_sᵀ + B_s)``, the sum of the released matrices (mirrored upper triangles),
+        before the ridge ``c_t I``.
+    vector : numpy.ndarray, shape (R, d)
+        ``Σ_{s<=t} (clip(y_s, ±Y) x_s + ξ_s)`` (Algorithm 5) or ``Σ_{s<=t} (z_s x_s + ξ_s)``
+        (Algorithm 3), the sum of the released vectors.
+    gradient : numpy.ndarray, shape (R, d), or None
+        ``ldp-glm``: round ``t``'s released gradient ``∇ℓ_t(θ̂_t) + r_t`` (its OGD step uses it alone).
+    exact_matrix, exact_vector, exact_gradient : numpy.ndarray or None
+        The same without noise: ``Σ x_s x_sᵀ``, ``Σ clip(y_s, ±Y) x_s`` or ``Σ z_s x_s``, and
+        ``clip(g(x_tᵀθ̂_t) − y_t, ±C) x_t``.
+    """
+
+    round: int
+    matrix: FloatArray
+    vector: FloatArray
+    gradient: FloatArray | None
+    exact_matrix: FloatArray
+    exact_vector: FloatArray
+    exact_gradient: FloatArray | None
 
 
 @dataclass(frozen=True, eq=False)
@@ -1385,12 +1470,13 @@ def _linucb_beta(learner: Learner, sigma: float, t: int, d: int, T: int) -> floa
 def _run_contextual(
     learner: Learner, instance: ContextualInstance, T: int, R: int, noise: Noise,
     gens: tuple[np.random.Generator, ...], curves: _Curves,
+    observer: Callable[[ContextualRecord], None] | None = None,
 ) -> tuple[FloatArray, IntArray, FloatArray]:  # fmt: skip
     noise_rng, _, env = gens
     d = instance.dim
     glm = learner.name == "ldp-glm"
     code = learner.mode == "code"
-    sigma = noise.sigma
+    sigma = noise.sigma  # the paper's σ, in Υ_t and β_t (the server's widths, not the draws)
     link = instance.link
     if glm:
         if link == "identity":
@@ -1402,6 +1488,17 @@ def _run_contextual(
     elif link != "identity":
         raise ParameterError("link", link, "'identity' for 'ldp-linucb' (use 'ldp-glm' for a GLM)")
     Y = learner.reward_bound
+    # The users draw every block's noise at its message's draw_sd, the number the ledger's event
+    # is built from (Noise.ledger; issue 24); each message's sensitivity is its clip's.
+    blocks = {m.name: m for m in noise.messages}
+    matrix, vector = blocks["matrix"], blocks["vector"]
+    assert matrix.spread == vector.spread == 1.0
+    assert matrix.sensitivity == MATRIX_SENSITIVITY
+    assert vector.sensitivity == (2.0 if glm else 2 * Y)  # |z| <= ‖x‖‖θ̂‖ <= 1; y clipped to ±Y
+    if glm:
+        gradient = blocks["gradient"]
+        assert gradient.spread == 1.0
+        assert gradient.sensitivity == 2 * C  # the residual clipped to ±C, times ‖x‖ <= 1
     rows = np.arange(R)
     eye = np.eye(d)
     XX = np.zeros((R, d, d))
@@ -1427,12 +1524,12 @@ def _run_contextual(
         ctx = instance.contexts(env, n, R)  # (n, R, K, d)
         lin_all = ctx @ instance.theta  # (n, R, K): xᵀθ*
         best = instance.mean(lin_all.max(axis=2))  # (n, R): g increasing
-        N_cum = np.cumsum(_packed_noise(noise_rng, (n, R), d, sigma), axis=0) + N_packed
+        N_cum = np.cumsum(_packed_noise(noise_rng, (n, R), d, matrix.draw_sd), axis=0) + N_packed
         N_full = _mirror(N_cum, d)
-        xi_cum = np.cumsum(noise_rng.standard_normal((n, R, d)) * sigma, axis=0) + xi_sum
+        xi_cum = np.cumsum(noise_rng.standard_normal((n, R, d)) * vector.draw_sd, axis=0) + xi_sum
         N_packed, xi_sum = N_cum[-1], xi_cum[-1]
         if glm:
-            grad_noise = noise_rng.standard_normal((n, R, d)) * (C * sigma)
+            grad_noise = noise_rng.standard_normal((n, R, d)) * gradient.draw_sd
         for i in range(n):
             t = start + i + 1
             X = ctx[i]
@@ -1450,21 +1547,39 @@ def _run_contextual(
             y = instance.reward(lin, env)
             curves.add(t, best[i] - instance.mean(lin), best[i] - y)
             XX += x[:, :, None] * x[:, None, :]
+            released_gradient = exact_gradient = None
             if glm:
                 z = np.einsum("ri,ri->r", x, theta_hat)
                 XY += z[:, None] * x
                 residual = np.clip(apply_link(link, z) - y, -C, C)
-                theta_hat = project_ball(theta_hat - zeta * (residual[:, None] * x + grad_noise[i]))
+                exact_gradient = residual[:, None] * x
+                released_gradient = exact_gradient + grad_noise[i]  # the user's third message
+                theta_hat = project_ball(theta_hat - zeta * released_gradient)
                 hat_norm = np.maximum(hat_norm, np.linalg.norm(theta_hat, axis=1))
             else:
                 XY += np.clip(y, -Y, Y)[:, None] * x
             c = 2 * upsilon(sigma, t, d, T, learner.alpha)
-            V = XX + N_full[i]
+            V = XX + N_full[i]  # the sum of the released matrices x_s x_sᵀ + B_s, s <= t
+            if observer is not None:
+                released_matrix = V.copy()
             V += c * eye
             V_inv = np.linalg.inv(V)
-            theta = (V_inv @ (XY + xi_cum[i])[:, :, None])[:, :, 0]
+            released_vector = XY + xi_cum[i]  # the sum of the released vectors
+            theta = (V_inv @ released_vector[:, :, None])[:, :, 0]
             if not code:
                 beta_prev = radius(t)
+            if observer is not None:
+                observer(
+                    ContextualRecord(
+                        round=t,
+                        matrix=released_matrix,
+                        vector=released_vector,
+                        gradient=released_gradient,  # fresh arrays, never written again
+                        exact_matrix=XX.copy(),
+                        exact_vector=XY.copy(),
+                        exact_gradient=exact_gradient,
+                    )
+                )
     return theta, indefinite, hat_norm
 
 
@@ -1478,6 +1593,7 @@ def run(
     env_rng: np.random.Generator | None = None,
     checkpoints: int = 1000,
     delta: float | None = None,
+    observer: Callable[[ContextualRecord], None] | None = None,
 ) -> RunResult:
     """Run ``learner`` on ``instance`` for ``repetitions`` runs of ``horizon`` rounds (vectorized).
 
@@ -1502,9 +1618,19 @@ def run(
         Regret is recorded after ``ceil(cT/C)`` rounds, ``c = 1..C``.
     delta : float or None
         δ of the privacy report (``None``: the learner's, or 1e-6).
+    observer : callable or None
+        ``ldp-linucb`` and ``ldp-glm`` only: called with a :class:`ContextualRecord` after every
+        round (for audits and tests; the run's numbers do not depend on it).
     """
     if not isinstance(learner, Learner):
         raise ParameterTypeError("learner", learner, "a learners.ldp.Learner (see make_learner)")
+    if observer is not None:
+        if not callable(observer):
+            raise ParameterTypeError("observer", observer, "a callable taking a ContextualRecord, or None")
+        if learner.name not in ("ldp-linucb", "ldp-glm"):
+            raise ParameterError(
+                "observer", observer, f"None for '{learner.name}' (contextual learners only)"
+            )
     T = v.integer("horizon", horizon, minimum=1, maximum=MAX_HORIZON)
     if learner.name in ("ldp-linucb", "ldp-glm") and T < 2:
         raise ParameterError("horizon", horizon, "an integer >= 2 (β_t uses ln T)")
@@ -1534,7 +1660,7 @@ def run(
     else:
         if not isinstance(instance, ContextualInstance):
             raise ParameterTypeError("instance", instance, "a learners.ldp_instances.ContextualInstance")
-        final, indefinite, hat_norm = _run_contextual(learner, instance, T, R, noise, gens, curves)
+        final, indefinite, hat_norm = _run_contextual(learner, instance, T, R, noise, gens, curves, observer)
     ledgers = {1: noise.ledger()} if noise.kind != "none" else {}
 
     def frozen(a: NDArray[Any]) -> NDArray[Any]:

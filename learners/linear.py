@@ -1080,6 +1080,10 @@ class _State:
             self.server_b = np.zeros((R, k, d))
             self.server_c = np.zeros((R, k, D))
         elif learner.private:
+            # Protocol P's node noise (Zhou & Chowdhury 2024, Algorithm 2; spec §4.1): one law, whose
+            # σ0 both scales every node's draws (tree_step) and builds every node's ledger events
+            # (account), so the ledger holds what was added (issue 24)
+            self.node_noise = Gaussian(noise.sigma0)
             self.alpha_b = np.zeros((R, M, k, d))
             self.alpha_c = np.zeros((R, M, k, D))
             self.server_b = np.zeros((R, k, d))
@@ -1137,7 +1141,7 @@ class _State:
             zb[k] = gen.standard_normal((M, d))
             z = gen.standard_normal((M, d, d))
             zc[k] = z[:, i, j] + z[:, j, i]
-        sigma = self.noise.sigma0
+        sigma = float(self.node_noise.sigma)  # the ledger's σ0 (account), the same float
         zb *= sigma
         zc = sigma * zc / 2
         msg_b, msg_c = node_b + zb, node_c + zc
@@ -1260,7 +1264,7 @@ class _State:
                 return  # the code's parameters certify nothing: no ledger (privacy_of says so)
             bias = cov = Event(self.vector.event)
         else:
-            gauss = Gaussian(self.noise.sigma0)
+            gauss = self.node_noise  # the law tree_step drew the node's noise from
             bias, cov = Event(AdditiveNoise(gauss, sens.bias)), Event(AdditiveNoise(gauss, sens.covariance))
         while len(self.batch_ledgers) < step:
             self.batch_ledgers.append(Accountant(sens.neighbouring))

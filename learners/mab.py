@@ -309,10 +309,17 @@ def _protocol(learner: Learner, n: int, horizon: int) -> Protocol:
     return Protocol(_params(learner, n, horizon), exact=learner.exact)
 
 
-def _dpse_event(learner: Learner) -> Event:
-    """DP-SE's release: the sum of rewards (sensitivity 1) plus ``Laplace(1/ε)`` (spec §4.7)."""
+def _dpse_noise(learner: Learner) -> Laplace:
+    """DP-SE's noise on a sum of rewards in ``[0, 1]``: ``Laplace(1/ε)`` (Sajed & Sheffet 2019; spec
+    §4.7), the scale exact."""
     assert learner.epsilon is not None
-    return Event(AdditiveNoise(Laplace(1 / Fraction(learner.epsilon)), 1.0))
+    return Laplace(1 / Fraction(learner.epsilon))
+
+
+def _dpse_event(noise: Laplace) -> Event:
+    """DP-SE's release: the sum of rewards (sensitivity 1: one user's reward in ``[0, 1]``) plus
+    ``noise``, the very law the release drew from (spec §4.7; issue 24)."""
+    return Event(AdditiveNoise(noise, 1.0))
 
 
 # ---------------------------------------------------------------------------------------
@@ -1113,14 +1120,17 @@ def _release(
     if learner.name == "se":
         z = sum_x
     elif learner.name == "dp-se":
-        assert learner.epsilon is not None
-        z[active] = sum_x[active] + Laplace(1 / Fraction(learner.epsilon)).sample(rng, int(active.sum()))
+        # one law, built once: it draws the released noise and is the ledger's event
+        law = _dpse_noise(learner)
+        z[active] = sum_x[active] + law.sample(rng, int(active.sum()))
         for n in np.unique(sizes).tolist():
-            st.record(int(n), Accountant().compose(_dpse_event(learner)), int(per_rep[sizes == n].sum()))
+            st.record(int(n), Accountant().compose(_dpse_event(law)), int(per_rep[sizes == n].sum()))
     else:
         n = int(sizes[0])
-        p = _params(learner, n, st.horizon)
         protocol = _protocol(learner, n, st.horizon)
+        # the protocol's own parameters: the fast path's total noise is drawn from the very object
+        # whose mechanisms protocol.account composes into the ledger
+        p = protocol.params
         st.bits = max(st.bits, p.bits)
         ledger = Accountant()
         if learner.noise == "total":

@@ -39,7 +39,16 @@ from accounting.mechanisms import AdditiveNoise, DistributedSum, PureDP
 from accounting.noise import Gaussian, Laplace, LatticeNoise
 from learners import ldp, linear, mab, phased
 from learners.environments import ClippedGaussianArms
-from learners.ldp_instances import BernoulliArms, Losses, QuadraticLoss, strongly_convex_quadratic
+from learners.errors import ParameterError
+from learners.ldp_instances import (
+    BernoulliArms,
+    Losses,
+    QuadraticLoss,
+    glm_bandit,
+    strongly_convex_quadratic,
+    unit_sphere,
+)
+from learners.ldp_instances import synthetic_linear as ldp_synthetic_linear
 from learners.linear_instances import draw_synthetic
 from learners.phased_instances import draw_instance
 
@@ -391,3 +400,96 @@ def test_ldp_releases_the_noise_of_its_ledger(
         _laplace_check(x.ravel(), float(mechanism.noise.scale) / float(mechanism.sensitivity), name)
     else:
         _gaussian_check(x.ravel(), _gaussian_ratio(mechanism), name)
+
+
+def test_ldp_two_point_refuses_a_release_other_than_its_ledgers() -> None:
+    """Algorithm 2's released noise is ``σ‖x_1 - x_2‖`` on a difference clipped to ``±bound``: a gap
+    whose norm is not the ledger's ``2ρ``, or a clip wider than half the ledger's sensitivity, would
+    release another mechanism than the ledger's, and is refused."""
+    inst, rho = strongly_convex_quadratic(3), 0.05
+    noise = ldp.noise_of(ldp.make_learner("two-point", 1.0, delta=1e-3, rho=rho), inst, 100)
+    u = unit_sphere(np.random.default_rng(1), (50,), 3)
+    bound = 2 * rho * inst.lipschitz
+    ldp.privatize_difference(np.zeros(50), 2 * rho * u, bound, noise, np.random.default_rng(2))
+    with pytest.raises(ParameterError, match="gap"):
+        ldp.privatize_difference(np.zeros(50), rho * u, bound, noise, np.random.default_rng(2))
+    with pytest.raises(ParameterError, match="bound"):
+        ldp.privatize_difference(np.zeros(50), 2 * rho * u, 2 * bound, noise, np.random.default_rng(2))
+
+
+# ---------------------------------------------------------------------------------------
+# ldp: Algorithms 5 and 3 of Zheng et al. (2020), three messages per user
+# ---------------------------------------------------------------------------------------
+
+LDP_CONTEXTUAL = [
+    ("ldp-linucb", "identity", {}),
+    ("ldp-linucb", "identity", {"calibration": "classic"}),
+    ("ldp-linucb", "identity", {"mode": "code"}),
+    ("ldp-glm", "logistic", {}),
+    ("ldp-glm", "poisson", {"calibration": "classic"}),
+]
+
+
+@pytest.mark.parametrize(
+    ("name", "link", "kwargs"),
+    LDP_CONTEXTUAL,
+    ids=["linucb-exact", "linucb-classic", "linucb-code", "glm-logistic-exact", "glm-poisson-classic"],
+)
+def test_ldp_contextual_releases_the_noise_of_its_ledger(
+    name: str, link: str, kwargs: dict[str, Any]
+) -> None:
+    """Each user's messages minus their noiseless values (the observer's running sums, differenced
+    round by round; Zheng et al. 2020, §4.2 Algorithm 5, §4.4 Algorithm 3), over the true ℓ2
+    sensitivities for contexts of norm at most 1 (module docstring of learners.ldp): the upper
+    triangle of ``x xᵀ`` with the diagonal, ``√2`` (the lower triangle mirrors it exactly); ``clip(y,
+    ±Y) x``, ``2Y``; ``z x`` with ``|z| = |xᵀθ̂| <= 1``, 2; the gradient ``clip(g(xᵀθ̂) - y, ±C) x``,
+    ``2C``. Against the events of the run's ledger, one per message in that order."""
+    R, T, d, Y, C = 20, 150, 3, 1.5, 0.8
+    seed = 17 + LDP_CONTEXTUAL.index((name, link, kwargs))  # fresh normals for every case
+    inst = ldp_synthetic_linear(d, 4) if link == "identity" else glm_bandit(link, d, 4)
+    bound = {"reward_bound": Y} if name == "ldp-linucb" else {"gradient_bound": C}
+    learner = ldp.make_learner(name, 1.0, delta=1e-3, **bound, **kwargs)
+    records: list[ldp.ContextualRecord] = []
+    res = ldp.run(
+        learner,
+        inst,
+        T,
+        rng=np.random.default_rng(seed),
+        repetitions=R,
+        checkpoints=4,
+        observer=records.append,
+    )
+    assert [rec.round for rec in records] == list(range(1, T + 1))
+    assert all(np.array_equal(rec.matrix, rec.matrix.swapaxes(-1, -2)) for rec in records)  # B_t mirrored
+    # round t's noise: the noise of the sums at t minus that at t - 1 (the sums start at 0)
+    matrix = np.diff(np.stack([rec.matrix - rec.exact_matrix for rec in records]), axis=0, prepend=0.0)
+    vector = np.diff(np.stack([rec.vector - rec.exact_vector for rec in records]), axis=0, prepend=0.0)
+    iu, ju = np.triu_indices(d)
+    released = [
+        ("matrix", matrix[..., iu, ju] / math.sqrt(2)),
+        ("vector", vector / (2 * Y if name == "ldp-linucb" else 2.0)),
+    ]
+    if name == "ldp-glm":
+        gradient = []
+        for rec in records:
+            assert rec.gradient is not None
+            assert rec.exact_gradient is not None
+            gradient.append(rec.gradient - rec.exact_gradient)
+        released.append(("gradient", np.stack(gradient) / (2 * C)))
+    events = res.ledgers[1].ledger
+    assert len(events) == len(released)
+    assert all(e.count == 1 for e in events)
+    for (what, x), event in zip(released, events, strict=True):
+        _gaussian_check(x.ravel(), _gaussian_ratio(event.mechanism), f"{name} {what}")
+
+
+def test_ldp_observer_is_contextual_only() -> None:
+    """The observer records the contextual learners' messages; the others refuse it rather than ignore it."""
+    with pytest.raises(ParameterError, match="observer"):
+        ldp.run(
+            ldp.make_learner("two-point", 1.0, delta=1e-3),
+            strongly_convex_quadratic(3),
+            10,
+            rng=np.random.default_rng(0),
+            observer=lambda record: None,
+        )
