@@ -1123,7 +1123,7 @@ class PhasedFamily(Family):
         files: Sequence[str],
     ) -> dict[str, Any]:
         d = learner.delta if learner.delta is not None else delta
-        answered = phased.privacy_of(learner, ledgers, d)
+        answered = phased.privacy_of(learner, ledgers, d, route)
         phases = {"phases": [list(p) for p in answered.phases]}
         if not learner.private:
             report = privacy.report(answered, None, None, files, extra=phases)

@@ -658,8 +658,11 @@ _ARGUMENTS = {
 }
 
 
-def privacy_of(learner: Learner, ledgers: Mapping[int, Accountant], delta: float) -> Privacy:
-    """The privacy of a run from its per-phase ledgers (:attr:`RunResult.ledgers`)."""
+def privacy_of(
+    learner: Learner, ledgers: Mapping[int, Accountant], delta: float, route: str = "auto"
+) -> Privacy:
+    """The privacy of a run from its per-phase ledgers (:attr:`RunResult.ledgers`), each answered
+    by the accountant's ``route``."""
     if not isinstance(learner, Learner):
         raise ParameterTypeError("learner", learner, "a learners.phased.Learner")
     if not isinstance(ledgers, Mapping) or not all(
@@ -689,7 +692,8 @@ def privacy_of(learner: Learner, ledgers: Mapping[int, Accountant], delta: float
             "; ".join(notes),
         )  # fmt: skip
     per = tuple(
-        (j, ledger_epsilon(acc.ledger, d, acc.neighbouring, acc.dps)) for j, acc in sorted(ledgers.items())
+        (j, ledger_epsilon(acc.ledger, d, acc.neighbouring, acc.dps, route))
+        for j, acc in sorted(ledgers.items())
     )
     epsilon = max((e for _, e in per), default=0.0)
     argument = _ARGUMENTS[learner.model]
