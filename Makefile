@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: test demo bench lint typecheck pytest clean
+.PHONY: test test-fast demo bench lint typecheck pytest clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -18,10 +18,16 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(VENV)/bin/mypy --strict accounting learners verification
 
+# The whole suite, on every core (pytest-xdist); CI runs this.
 pytest: $(STAMP)
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q -n auto
 
 test: lint typecheck pytest
+
+# The inner loop: the suite without the tests marked slow, on every core (under 2 minutes).
+test-fast: $(STAMP)
+	$(VENV)/bin/ruff check accounting learners verification tests examples
+	$(PY) -m pytest -q -n auto -m "not slow"
 
 demo: $(STAMP)
 	$(VENV)/bin/dp-regret reproduce figure1 --quick --no-progress

@@ -49,6 +49,7 @@ same noise, so one sees how much exact accounting saves.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import enum
 import json
 import math
@@ -66,7 +67,7 @@ import numpy as np
 from mpmath import iv, mp
 
 from accounting import _validate as v
-from accounting import bounds, shuffle, tree
+from accounting import answers, bounds, shuffle, tree
 from accounting._certified import DEFAULT_DPS, Enclosure, float_down, float_up, precision, upper
 from accounting.accountant import PUBLISHED, ROUTES, Accountant, EventLike, mechanism_to_dict, noise_to_dict
 from accounting.calibration import (
@@ -902,7 +903,11 @@ def _cmd_ledger(args: argparse.Namespace) -> int:
     asked, given = ("epsilon", "delta") if args.delta is not None else ("delta", "epsilon")
     at = getattr(args, given)
     with _progress(args, "accounting"):
-        answer = acc.epsilon(at, args.route) if asked == "epsilon" else acc.delta(at, args.route)
+        if asked == "epsilon":  # the answer a dp-regret run cached, or computed once and cached
+            with answers.caching(False) if args.no_cache else contextlib.nullcontext():
+                answer = answers.answer(answers.Question.of(acc, at, args.route))
+        else:
+            answer = acc.delta(at, args.route)
     record: dict[str, object] = {
         "command": "ledger",
         "file": args.file,
@@ -1818,6 +1823,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="accounting route (default auto)",
     )
     led.add_argument("--json", action="store_true", help="print one JSON object")
+    led.add_argument(
+        "--no-cache",
+        action="store_true",
+        help="compute ε(δ) afresh, neither reading nor writing the on-disk cache of answers "
+        f"(also: {answers.NO_CACHE_ENV}=1)",
+    )
     _add_no_progress(led)
     led.set_defaults(func=_cmd_ledger)
 

@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 
 from accounting import _validate as v
+from accounting._certified import DEFAULT_DPS
 from accounting.cli import (
     MAX_BINOMIAL_TRIALS,
     MAX_LATTICE_SHIFT,
@@ -285,7 +286,9 @@ def build_parser() -> argparse.ArgumentParser:
     bounds = sub.add_parser("bounds", help="published closed forms against the exact values")
     bounds.add_argument("--noise", choices=(*_BOUND_FAMILIES, "all"), default="all", help="which bounds")
     bounds.add_argument("--quick", action="store_true", help="a small grid")
-    bounds.add_argument("--dps", type=_dps, default=15, help="working precision (default 15)")
+    bounds.add_argument(
+        "--dps", type=_dps, default=DEFAULT_DPS, help=f"working precision (default {DEFAULT_DPS})"
+    )
     bounds.add_argument("--json", action="store_true", help="print one JSON object")
     bounds.set_defaults(func=_cmd_bounds)
 

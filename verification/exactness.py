@@ -46,7 +46,7 @@ from mpmath import mp
 
 from accounting import _validate as v
 from accounting import bounds
-from accounting._certified import Enclosure, Mpf, float_down, float_up
+from accounting._certified import DEFAULT_DPS, Enclosure, Mpf, float_down, float_up
 from accounting.errors import UnsupportedError
 from accounting.mechanisms import AdditiveNoise, DistributedSum
 from accounting.noise import DiscreteGaussian, DiscreteLaplace, Skellam
@@ -805,7 +805,7 @@ def _report(spec: BoundSpec, results: list[PointResult], seconds: float) -> Boun
 
 
 def check_bound(
-    name: str, grid: Iterable[Params] | None = None, dps: int = 15, *, quick: bool = False
+    name: str, grid: Iterable[Params] | None = None, dps: int = DEFAULT_DPS, *, quick: bool = False
 ) -> BoundReport:
     """Check that the closed form ``name`` dominates the exact value at every point of a grid.
 
@@ -836,7 +836,7 @@ def check_bound(
 
 
 def check_all(
-    quick: bool = False, dps: int = 15, names: Iterable[str] | None = None
+    quick: bool = False, dps: int = DEFAULT_DPS, names: Iterable[str] | None = None
 ) -> tuple[BoundReport, ...]:
     """:func:`check_bound` for every registered closed form (or the given ``names``), default grids.
 
@@ -887,7 +887,7 @@ def _describe_space(spec: BoundSpec) -> str:
 
 
 def search_counterexamples(
-    name: str, max_examples: int = 100, *, dps: int = 15, seed: int = 0
+    name: str, max_examples: int = 100, *, dps: int = DEFAULT_DPS, seed: int = 0
 ) -> SearchReport:
     """Search the bound's parameter space for points where it fails to dominate.
 

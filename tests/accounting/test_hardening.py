@@ -27,7 +27,7 @@ from accounting import pld as pld_module
 from accounting.accountant import AUTO_PLD_BUDGET, Accountant
 from accounting.calibration import MAX_STEP, calibrate, protocol_parameters
 
-GUARD = 120  # seconds: a hang guard for subprocesses, not a speed target
+GUARD = 900  # seconds: a hang guard for subprocesses (on a loaded machine), not a speed target
 
 
 def _run(code: str) -> str:

