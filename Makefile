@@ -20,14 +20,14 @@ typecheck: $(STAMP)
 
 # The whole suite, on every core (pytest-xdist); CI runs this.
 pytest: $(STAMP)
-	$(PY) -m pytest -q -n auto
+	$(PY) -m pytest -q -n auto --dist worksteal
 
 test: lint typecheck pytest
 
 # The inner loop: the suite without the tests marked slow, on every core (under 2 minutes).
 test-fast: $(STAMP)
 	$(VENV)/bin/ruff check accounting learners verification tests examples
-	$(PY) -m pytest -q -n auto -m "not slow"
+	$(PY) -m pytest -q -n auto --dist worksteal -m "not slow"
 
 demo: $(STAMP)
 	$(VENV)/bin/dp-regret reproduce figure1 --quick --no-progress

@@ -43,6 +43,7 @@ from learners.experiment import (
     shipped_configs,
 )
 from learners.families import InstanceSpec, MSLRLinearSpec
+from learners.plotting import FORMATS
 from learners.results import summary_table
 
 #: Where results go when ``--out`` is not given: ``results/<name>`` (``-quick`` appended for ``--quick``).
@@ -183,7 +184,7 @@ def _cmd_show(args: argparse.Namespace) -> int:
 
 
 def _cmd_plot(args: argparse.Namespace) -> int:
-    for path in plot_results(args.results, bands=args.bands):
+    for path in plot_results(args.results, bands=args.bands, formats=tuple(dict.fromkeys(args.formats))):
         print(path)
     return 0
 
@@ -252,6 +253,14 @@ def build_parser() -> argparse.ArgumentParser:
         choices=BANDS,
         help="the band around each mean: ci95 (95%% t-interval) or se (±1 standard error, the "
         "papers' bands); default: the config's `bands`, else ci95",
+    )
+    plot.add_argument(
+        "--formats",
+        nargs="+",
+        choices=FORMATS,
+        default=list(FORMATS),
+        metavar="FORMAT",
+        help="the formats to write: some of " + ", ".join(FORMATS) + " (default: all)",
     )
     plot.set_defaults(func=_cmd_plot)
     return parser

@@ -319,6 +319,7 @@ def _without(argv: Sequence[str], option: str) -> list[str]:
     return out
 
 
+@pytest.mark.slow
 @settings(max_examples=160, suppress_health_check=[HealthCheck.too_slow])
 @given(st.data())
 def test_dp_account_bad_values_are_refused_in_one_line(data: st.DataObject) -> None:
@@ -403,6 +404,7 @@ LEDGER = _valid_ledger()
 LEDGER_PATHS = _paths(LEDGER)
 
 
+@pytest.mark.slow
 @settings(max_examples=50, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(path=st.sampled_from(LEDGER_PATHS), new=json_values)
 def test_edited_ledgers_are_refused_naming_the_file(path: tuple[Any, ...], new: Any, tmp_path: Path) -> None:
@@ -507,6 +509,7 @@ csv_rows = st.lists(
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=30, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(rows=csv_rows, keep_header=st.booleans())
 def test_plot_of_malformed_regret_csv(
@@ -518,12 +521,13 @@ def test_plot_of_malformed_regret_csv(
     (folder / "summary.json").write_text((results / "summary.json").read_text())
     header = (results / "regret.csv").read_text().splitlines()[0] if keep_header else "x,y"
     (folder / "regret.csv").write_text("\n".join([header, *rows]) + "\n")
-    outcome = invoke(regret_main, ["plot", str(folder)])
+    outcome = invoke(regret_main, ["plot", str(folder), "--formats", "png"])
     assert "Traceback" not in outcome.err
     if outcome.code != 0:
         assert_refused(outcome, "dp-regret", "results=")
 
 
+@pytest.mark.slow
 @settings(max_examples=25, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(summary=json_values)
 def test_plot_of_malformed_summary_json(summary: Any, results: Path, tmp_path: Path) -> None:
@@ -531,7 +535,7 @@ def test_plot_of_malformed_summary_json(summary: Any, results: Path, tmp_path: P
     folder.mkdir(exist_ok=True)
     (folder / "regret.csv").write_text((results / "regret.csv").read_text())
     (folder / "summary.json").write_text(json.dumps(summary))
-    outcome = invoke(regret_main, ["plot", str(folder)])
+    outcome = invoke(regret_main, ["plot", str(folder), "--formats", "png"])
     assert "Traceback" not in outcome.err
     if outcome.code != 0:
         assert_refused(outcome, "dp-regret", "summary.json")
@@ -578,6 +582,7 @@ def test_unbounded_answers_follow_the_one_convention(main: Main, argv: str, key:
     assert "unbounded" in text.out
 
 
+@pytest.mark.slow
 def test_json_of_every_cli_is_strict() -> None:
     for main, argv in (
         (account_main, "shuffle --epsilon0 4 --users 1000 --delta 1e-6 --bound all --json"),

@@ -27,12 +27,14 @@ def test_noise_for_target() -> None:
     assert "DP-SGD (q = 0.01, 1000 steps): σ = 1.41" in out
 
 
+@pytest.mark.slow
 def test_audit_a_mechanism() -> None:
     out = _run("audit_a_mechanism.py")
     assert "consistent" in out
     assert "violation" in out
 
 
+@pytest.mark.slow
 def test_custom_experiment(tmp_path: Path) -> None:
     out = _run("custom_experiment.py", str(tmp_path / "out"))
     assert (tmp_path / "out" / "summary.json").is_file()

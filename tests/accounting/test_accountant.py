@@ -71,6 +71,7 @@ def test_single_event_is_answered_exactly() -> None:
     assert float(answer) == mech.epsilon(1e-5, 20).upper
 
 
+@pytest.mark.slow
 def test_rdp_route_dominates_exact_for_lattice_noise() -> None:
     """Every route is an upper bound: RDP (Lemma 10) >= the exact ε of one Skellam release."""
     mech = AdditiveNoise(Skellam(100))
@@ -93,6 +94,7 @@ def test_delta_and_epsilon_are_consistent() -> None:
     assert float(acc.delta(eps * 0.99)) > 1e-6
 
 
+@pytest.mark.slow
 def test_asymmetric_noise_falls_back_to_rdp() -> None:
     acc = Accountant().compose(AdditiveNoise(Skellam.from_rates(40, 60)), 3)
     answer = acc.epsilon(1e-5)
@@ -144,6 +146,7 @@ def test_bad_input_names_the_parameter(call: object, name: str) -> None:
     assert err.value.name == name
 
 
+@pytest.mark.slow
 def test_too_wide_single_event_falls_back_to_the_grid_pld() -> None:
     """A discrete Laplace of scale 1e5 needs ~1.9e7 lattice points for the exact single-shot sum:
     the mechanism refuses it (UnsupportedError, not an out-of-memory), the Accountant uses the grid
@@ -194,6 +197,7 @@ def test_tiny_skellam_epsilon_is_finite_and_exact() -> None:
     assert math.isfinite(float(answer))
 
 
+@pytest.mark.slow
 def test_rdp_route_bounds_tiny_skellam_compositions() -> None:
     """Two releases of Skellam(1e-300): the RDP route is finite (a Poisson-shift prior bounds the
     Rényi tails; the AKL prior, about 1e300, made every order's window refused and the route
@@ -219,6 +223,7 @@ def test_rdp_route_bounds_tiny_skellam_compositions() -> None:
     assert auto.lo <= best <= auto.hi
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("mechanism", "match"),
     [
@@ -255,6 +260,7 @@ def _discrete_gaussian_sum(sigma: float, count: int, reach: int) -> dict[int, An
     return out
 
 
+@pytest.mark.slow
 def test_auto_resolves_a_delta_below_the_default_precision() -> None:
     """4 discrete Gaussians of σ = 3 at δ = 1e-50: the PLD at 20 digits answered ∞ (its window
     tails alone are 2^-96) and so did auto. Exact reference: the composition is the pair
@@ -281,6 +287,7 @@ def test_auto_resolves_a_delta_below_the_default_precision() -> None:
     assert 0 < tiny.lo <= 1e-50 <= tiny.hi < 1.001e-50
 
 
+@pytest.mark.slow
 def test_auto_skips_what_cannot_win_and_what_costs_too_much(monkeypatch: pytest.MonkeyPatch) -> None:
     """The rule of Accountant._answer: a tight PLD enclosure settles it (no RDP); a margin of 0
     makes auto try the RDP route too; a PLD over budget is skipped when the RDP route answers."""

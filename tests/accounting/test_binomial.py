@@ -46,6 +46,7 @@ def as_mpf(x: Fraction) -> Mpf:
 # -- the PMF -----------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("n", "p"),
     [(1, 0.3), (7, Fraction(1, 3)), (40, 0.9), (300, 0.01), (2000, 0.5), (6000, 0.3)],
@@ -165,6 +166,7 @@ CENTERED_BEFORE = [
 ]  # fmt: skip
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("n", "s", "delta", "eps", "before"), CENTERED_BEFORE, ids=lambda x: repr(x)[:12])
 def test_centered_binomial_answers_are_unchanged(
     n: int, s: int, delta: float, eps: float, before: list[float]

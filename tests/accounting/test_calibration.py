@@ -29,6 +29,7 @@ from accounting.calibration import (
 )
 
 
+@pytest.mark.slow
 def test_gaussian_1000_compositions_acceptance() -> None:
     """Issue 3: σ within 1e-9 relative of 117.97293077095892, never below it."""
     cal = calibrate("gaussian", 1.0, 1e-5, compositions=1000)
@@ -56,6 +57,7 @@ def test_skellam_with_users_gives_exact_shares() -> None:
     assert cal.epsilon.upper <= 1.0
 
 
+@pytest.mark.slow
 @settings(max_examples=8, deadline=None)
 @given(
     family=st.sampled_from(["gaussian", "discrete-laplace", "skellam", "discrete-gaussian"]),
@@ -258,6 +260,7 @@ def test_shuffle_sum_bad_input_names_the_parameter(args: tuple[object, ...], nam
     assert err.value.name == name
 
 
+@pytest.mark.slow
 def test_skellam_calibration_over_compositions_needs_few_evaluations(monkeypatch: pytest.MonkeyPatch) -> None:
     """Issue 15 §2.3: from the analytic Gaussian's guess the bracket is narrow and regula falsi
     starts from both ends (it bisected from a factor-2 bracket: 27 whole PLD compositions for
@@ -284,6 +287,7 @@ def test_skellam_calibration_over_compositions_needs_few_evaluations(monkeypatch
     assert less.lo > 1.0 - 1e-5  # within the enclosure's width of failing
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("family", ["discrete-laplace", "skellam", "gaussian"])
 def test_max_evaluations_stops_the_search_with_a_certified_answer(family: str) -> None:
     """Issue 24: ``max_evaluations`` bounds the work deterministically. Once that many levels are

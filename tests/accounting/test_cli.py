@@ -390,6 +390,7 @@ def test_sizes_that_cannot_finish_are_refused_at_once(
     _exit_2_one_line(shlex.split(argv), capsys, option)
 
 
+@pytest.mark.slow
 def test_counts_beyond_the_pld_limit_take_a_scaling_route(capsys: pytest.CaptureFixture[str]) -> None:
     """10^18 compositions: refused on the exact PLD route, answered at once by the RDP route or, for
     the Gaussian mechanism, by its closed form."""
@@ -433,6 +434,7 @@ LONG = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("command", sorted(LONG))
 def test_no_progress_hides_the_bar_and_keeps_the_answer(command: str) -> None:
     """On a terminal the bar is drawn on standard error (never on stdout, so --json stays JSON);
@@ -503,6 +505,7 @@ UNITS = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("family", "users"), [(f, 1 if f == "laplace" else 4) for f in UNITS])
 def test_calibrate_reports_total_and_per_user_in_one_unit(
     family: str, users: int, capsys: pytest.CaptureFixture[str]
@@ -559,6 +562,7 @@ def test_distributed_totals_are_printed_in_decimals(capsys: pytest.CaptureFixtur
     assert "Fraction" not in text
 
 
+@pytest.mark.slow
 def test_calibrate_stops_at_max_evaluations(capsys: pytest.CaptureFixture[str]) -> None:
     """--max-evaluations: the search stops refining once that many levels are accounted and one
     meets the target; the answer is certified, the output gives the bracket of the least noise, and
@@ -585,6 +589,7 @@ def test_calibrate_stops_at_max_evaluations(capsys: pytest.CaptureFixture[str]) 
     assert "--max-evaluations" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_calibrate_answer_does_not_depend_on_the_clock(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -643,6 +648,7 @@ def test_cli_precision_defaults_are_the_library_s() -> None:
     assert args.max_evaluations is None
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("epsilon", "delta", "exact"),
     [(4.0, 0.1, 5.599336490515581), (1.0, 1e-5, 1.098212911762611)],

@@ -45,6 +45,7 @@ def _curve(args: str, tmp_path: Path, *extra: str) -> tuple[dict[str, object], l
     return record, rows
 
 
+@pytest.mark.slow
 def test_sigma_curve_is_the_accountants_epsilon_at_each_point(tmp_path: Path) -> None:
     record, rows = _curve("--noise gaussian --sigma-range 0.5 8 --points 6 --delta 1e-5", tmp_path)
     assert list(rows[0]) == ["sigma", "delta", "epsilon", "epsilon_lower", "route"]
@@ -65,6 +66,7 @@ def test_sigma_curve_is_the_accountants_epsilon_at_each_point(tmp_path: Path) ->
     assert all(a > b for a, b in itertools.pairwise(epsilons))  # less ε with more noise
 
 
+@pytest.mark.slow
 def test_compositions_curve_is_log_spaced_integers_and_increasing(tmp_path: Path) -> None:
     record, rows = _curve(
         "--noise skellam --variance 50 --compositions-range 1 20 --points 4 --delta 1e-5", tmp_path
@@ -103,6 +105,7 @@ def test_linear_spacing_and_a_gaussian_delta_curve(tmp_path: Path) -> None:
     assert all(a > b for a, b in itertools.pairwise(deltas))
 
 
+@pytest.mark.slow
 def test_figures_in_each_format_and_the_text_table(tmp_path: Path) -> None:
     prefix = tmp_path / "fig"
     argv = shlex.split(
@@ -151,6 +154,7 @@ def test_no_progress_on_a_terminal(tmp_path: Path) -> None:
         assert ("curve points" in err.getvalue()) is drawn
 
 
+@pytest.mark.slow
 def test_no_pyplot_state() -> None:
     """The figure is drawn by matplotlib.figure.Figure: pyplot (global state) is never imported."""
     code = (

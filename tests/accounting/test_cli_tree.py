@@ -103,6 +103,7 @@ def test_delta_and_epsilon_are_the_libraries(sensitivity: str) -> None:
     assert at_delta["sensitivity"] == {"name": sensitivity, "bias": s.bias, "covariance": s.covariance}
 
 
+@pytest.mark.slow
 def test_calibrate_gives_the_least_sigma_beside_the_paper_and_the_code() -> None:
     """(5, 0.1) at L = 1: the least σ0 is calibrate_sigma's and below Theorem 5.1's; the code's
     σ0 is below the least and misses (δ(5) ≈ 0.178), the paper's meets."""
@@ -124,6 +125,7 @@ def test_calibrate_gives_the_least_sigma_beside_the_paper_and_the_code() -> None
     assert "MISSES" in out.splitlines()[-5]  # the code's row
 
 
+@pytest.mark.slow
 def test_calibrate_under_replace_one_needs_more_noise_than_the_paper_sensitivity() -> None:
     paper = _tree(f"--calibrate --epsilon 1 --delta 0.1 {A4} --sensitivity paper")
     replace = _tree(f"--calibrate --epsilon 1 --delta 0.1 {A4}")

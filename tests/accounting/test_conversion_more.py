@@ -116,6 +116,7 @@ def test_mironov_is_never_tighter_than_lemma10(rho: float, delta: float, alpha: 
     assert rdp_to_dp_mironov(pair, delta) == pytest.approx(float(expected), rel=1e-14)
 
 
+@pytest.mark.slow
 @FAST
 @given(rho=rhos, delta=deltas)
 def test_mironov_optimised_is_never_tighter(rho: float, delta: float) -> None:
@@ -192,6 +193,7 @@ def test_zcdp_cks_against_independent_minimum_and_bun_steinke(rho: float, delta:
     assert cks <= bs
 
 
+@pytest.mark.slow
 @FAST
 @given(rho=rhos, d1=deltas, d2=deltas)
 def test_zcdp_epsilon_decreases_in_delta(rho: float, d1: float, d2: float) -> None:

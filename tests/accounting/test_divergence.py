@@ -203,6 +203,7 @@ def test_hockey_stick_nonincreasing_in_epsilon(noise: LatticeNoise, shift: int, 
     assert hockey_stick(p, q, large, dps=DPS).lo <= hockey_stick(p, q, small, dps=DPS).hi
 
 
+@pytest.mark.slow
 @given(sigma=st.floats(0.3, 6), epsilon=st.floats(0, 5), sensitivity=st.integers(1, 4))
 @FAST
 def test_discrete_gaussian_delta_agrees_with_cks_theorem7(
@@ -223,6 +224,7 @@ def test_discrete_gaussian_delta_agrees_with_cks_theorem7(
 # ---------------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @given(noise=noises(), shift=shifts, log_delta=st.floats(-12, -0.5))
 @settings(max_examples=30, deadline=None)
 def test_epsilon_for_delta_is_consistent_with_delta_of_epsilon(
@@ -273,6 +275,7 @@ def test_epsilon_for_delta_of_discrete_laplace_is_pure_epsilon_for_small_delta()
 # ---------------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @given(noise=noises(), shift=shifts, alpha=orders)
 @settings(max_examples=30, deadline=None)
 def test_renyi_encloses_brute_force(noise: LatticeNoise, shift: int, alpha: float) -> None:

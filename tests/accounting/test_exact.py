@@ -119,6 +119,7 @@ def test_exact_samplers_accept_the_system_csprng() -> None:
     assert Polya(Fraction(1, 8), 0.8).sample_exact(SystemRandomness(), (3, 8)).shape == (3, 8)
 
 
+@pytest.mark.slow
 def test_polya_partial_blocks_and_large_denominators() -> None:
     # r = 1/1000 with fewer draws than one block, over many calls: the kept slots are i.i.d. Pólya.
     noise = Polya(Fraction(1, 1000), 0.99)

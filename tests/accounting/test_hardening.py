@@ -40,6 +40,7 @@ def _run(code: str) -> str:
 # -- 1. calibration at a tiny target ε ------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_calibration_bracket_does_not_jump_by_e64() -> None:
     """Regression (03f1d16): from a guess whose ε is 1e-6, a target of 1e-20 is an excess of 32 in
     ln ε, and the bracket stepped by e^64 to a discrete Laplace scale of 1.7e33. The crossing is
@@ -60,6 +61,7 @@ def test_calibration_bracket_does_not_jump_by_e64() -> None:
     assert below.epsilon(1e-6).upper > 1e-20
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("family", ["discrete-laplace", "discrete-gaussian"])
 @pytest.mark.parametrize("epsilon", [1e-20, 1e-300])
 def test_calibrate_tiny_epsilon_answers(family: str, epsilon: float) -> None:
@@ -76,6 +78,7 @@ def test_calibrate_tiny_epsilon_answers(family: str, epsilon: float) -> None:
     assert value == pytest.approx(expected, rel=1e-3)
 
 
+@pytest.mark.slow
 def test_cli_calibrate_tiny_epsilon_exits_zero() -> None:
     done = subprocess.run(
         [sys.executable, "-m", "accounting", "calibrate", "--noise", "discrete-laplace",
@@ -134,6 +137,7 @@ def test_pld_cost_is_infinite_beyond_the_pld_limit() -> None:
 # -- 4. astronomically many compositions ------------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("noise", [DiscreteLaplace(10), Skellam(100), Laplace(10)])
 def test_huge_count_answered_by_a_route_that_multiplies(noise: object) -> None:
     """10^30 compositions: auto answers by the RDP route (it tried the PLD route first, which
@@ -194,6 +198,7 @@ def test_sum_of_discrete_gaussians_too_fine_for_a_table_names_sigma(sigma: float
         Accountant().compose(DistributedSum(DiscreteGaussian(sigma), 10, 1)).epsilon(1e-6)
 
 
+@pytest.mark.slow
 def test_sum_of_discrete_gaussians_below_sigma_one_has_no_zero_values() -> None:
     """10^4 shares of σ = 0.042: the Gaussian estimate of the table's bits (35 nats at the edge, the
     truth about e^{-9600}) left values at 0 (AssertionError: 'a PMF enclosure touches zero'). Each

@@ -314,6 +314,7 @@ def test_round_trip_never_adds_noise(de: Any) -> None:
 # -- the conventions against dp_accounting's own numbers ------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("relation", RELATIONS)
 def test_single_gaussian_is_balle_wang_and_matches_dp_accounting_pld(dp: Any, relation: str) -> None:
     sigma, delta = 1.0, 1e-5
@@ -337,6 +338,7 @@ def test_single_gaussian_is_balle_wang_and_matches_dp_accounting_pld(dp: Any, re
     assert 0 <= c.gaps["pld"] < 1e-6
 
 
+@pytest.mark.slow
 def test_optimistic_flag_agrees_with_the_exact_value(dp: Any) -> None:
     """100 Gaussian releases, σ = C: μ = 10 GDP (Dong, Roth & Su 2019, Cor. 3.3), whose exact
     ε(10⁻⁵) mpmath finds at 50 digits. The certified enclosure holds it, and ``optimistic`` says
@@ -358,6 +360,7 @@ def test_optimistic_flag_agrees_with_the_exact_value(dp: Any) -> None:
             assert c.optimistic[name] == (theirs < exact)
 
 
+@pytest.mark.slow
 def test_dp_accounting_rdp_ignores_replace_one_for_gaussian_events(dp: Any) -> None:
     """dp_accounting's RdpAccountant uses Δ = C under REPLACE_ONE too: optimistic, and shown so."""
     ev = dp.dp_event.GaussianDpEvent(1.0)
@@ -406,6 +409,7 @@ def test_laplace_pure_epsilon_and_delta_match(dp: Any) -> None:
     assert r.optimistic["pld"] is None
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("relation", RELATIONS)
 def test_poisson_gaussian_pairs_match_dp_accounting_pld(dp: Any, relation: str) -> None:
     """Our subsampled event (contribution bound C = 1) against dp_accounting's PLD of the same event."""
@@ -468,6 +472,7 @@ def _mixed(de: Any) -> Any:
     )
 
 
+@pytest.mark.slow
 def test_mixed_ledger_certified_in_one_call(dp: Any, de: Any) -> None:
     ledger = _mixed(de)
     c = certify(ledger, target_delta=1e-6)
@@ -516,6 +521,7 @@ def test_all_gaussian_ledger_is_exact_and_close_to_dp_accounting(dp: Any, de: An
     assert c.certified <= c.dp_accounting_pld <= c.certified * (1 + 1e-4)
 
 
+@pytest.mark.slow
 def test_mixed_ledger_with_poisson_sampled_gaussian(dp: Any, de: Any) -> None:
     ledger = de.ComposedDpEvent(
         [
@@ -534,6 +540,7 @@ def test_mixed_ledger_with_poisson_sampled_gaussian(dp: Any, de: Any) -> None:
     assert c.certified <= 2 * c.dp_accounting_pld
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("relation", RELATIONS)
 def test_poisson_sampled_gaussian_certified(dp: Any, relation: str) -> None:
     ev = dp.dp_event.PoissonSampledDpEvent(0.01, dp.dp_event.GaussianDpEvent(1.0))
@@ -542,6 +549,7 @@ def test_poisson_sampled_gaussian_certified(dp: Any, relation: str) -> None:
     assert c.certified <= c.dp_accounting_pld <= c.certified * (1 + 1e-6)
 
 
+@pytest.mark.slow
 def test_certify_our_own_events_too(dp: Any) -> None:
     c = certify(AdditiveNoise(Gaussian(1.0), 2), target_delta=1e-5, neighbouring="replace-one")
     assert c.event == AdditiveNoise(Gaussian(1.0), 2)

@@ -68,6 +68,7 @@ def _answers(mech: Mechanism, epsilon: float, delta: float, alpha: float) -> lis
 # ---------------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @given(variance=st.floats(0.5, 60), sensitivity=st.integers(1, 3), alpha=st.integers(2, 8))
 @FAST
 def test_skellam_rdp_is_below_lemma3(variance: float, sensitivity: int, alpha: int) -> None:
@@ -252,6 +253,7 @@ def test_skellam_epsilon_decreases_with_variance(
     assert large.lo <= small.hi
 
 
+@pytest.mark.slow
 @given(
     scale=st.floats(0.2, 8),
     factor=st.floats(1.05, 3),
@@ -324,6 +326,7 @@ def test_discrete_gaussian_privacy_is_not_monotone_in_sigma() -> None:
 # ---------------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @given(
     users=st.integers(1, 64),
     beta=st.one_of(st.floats(0.2, 0.95), st.integers(2, 19).map(lambda k: Fraction(k, 20))),
@@ -354,6 +357,7 @@ def test_polya_shares_with_float_r() -> None:
     assert DistributedSum(Geometric(0.5), 1).total_noise == DiscreteLaplace(decay=0.5)
 
 
+@pytest.mark.slow
 @given(
     eighths=st.integers(1, 200),
     users=st.integers(1, 40),
@@ -459,6 +463,7 @@ def test_delta_is_the_worst_neighbouring_pair(noise: LatticeNoise, sensitivity: 
 # ---------------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("sigma", "sensitivity"), [(1.1, 1), (5.0, 1), (0.7, 2)])
 def test_discrete_gaussian_zcdp_rho_is_cks(sigma: float, sensitivity: int) -> None:
     """CKS 2020: sup_α D_α/α = Δ²/(2σ²), attained at integer α (see above).
@@ -620,6 +625,7 @@ def test_sum_of_discrete_gaussians_rdp_orders_share_one_table(monkeypatch: pytes
             assert got[a].relative_width < mp.mpf(10) ** -15
 
 
+@pytest.mark.slow
 def test_discrete_gaussian_of_any_sigma_by_its_tails() -> None:
     """Issue 15 §2.6: from σ = 1000 the single-release ε and δ of the discrete Gaussian come
     from two tail masses (CKS 2020 Thm 7; Euler–Maclaurin tails), no window: they agree with

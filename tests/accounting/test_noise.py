@@ -418,6 +418,7 @@ def _noise_strategy() -> st.SearchStrategy[LatticeNoise]:
     )
 
 
+@pytest.mark.slow
 @given(noise=_noise_strategy(), where=st.floats(-6, 6))
 @settings(max_examples=30, deadline=None)
 def test_pmf_exact_encloses_reference_random_parameters(noise: LatticeNoise, where: float) -> None:
@@ -508,6 +509,7 @@ def test_geometric_tail_is_exact(beta: float | Fraction) -> None:
             assert exact <= bound <= exact * (1 + mp.mpf(10) ** -23)
 
 
+@pytest.mark.slow
 def test_polya_shares_add_up_to_the_discrete_laplace() -> None:
     """Fact 1 (spec §2.3): Σ_{i<=n} (γ_i⁺ - γ_i⁻) with γ ~ Polya(1/n, β) is Lap_Z with e^{-1/b} = β.
 
@@ -669,6 +671,7 @@ def _polya_sum_differences(
     return np.asarray(plus - minus)
 
 
+@pytest.mark.slow
 def test_polya_difference_sum_is_discrete_laplace_spec_9_1() -> None:
     """Spec §9.1: n = 64 users, ε = 0.5, g = 4: Σ (Polya(1/64, e^{-ε/g}) differences) ~ Lap_Z(8).
 

@@ -133,6 +133,7 @@ def test_every_sum_is_exact_and_rounded_up_once() -> None:
     assert sum_up([(3, 0.1)]) >= 0.3
 
 
+@pytest.mark.slow
 def test_ledger_additivity() -> None:
     """compose(m, a) then compose(m, b) answers as compose(m, a + b), on every route."""
     for mech, routes in (
@@ -146,6 +147,7 @@ def test_ledger_additivity() -> None:
             assert float(split.epsilon(1e-6, route)) == float(whole.epsilon(1e-6, route))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("mech", "routes"),
     [
@@ -304,6 +306,7 @@ def test_calibrate_any_constructor_agrees_with_the_family() -> None:
     assert float(Accountant().compose(AdditiveNoise(Gaussian(below)), 10).epsilon(1e-5)) > 1.0
 
 
+@pytest.mark.slow
 def test_calibrate_a_whole_ledger() -> None:
     """A constructor may return a ledger: here a Skellam release plus a cited guarantee."""
 
@@ -371,6 +374,7 @@ def test_sum_up_is_never_below_the_exact_sum(values: list[float]) -> None:
 # -- sampled releases in the ledger -----------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_sampled_releases_are_events_of_the_ledger() -> None:
     from accounting.subsampling import PoissonSampled, SampledWithoutReplacement
 

@@ -296,6 +296,7 @@ def test_centered_binomial_composition_brute_force() -> None:
             assert_in(brute_epsilon(atoms, delta), dist.epsilon(delta))
 
 
+@pytest.mark.slow
 def test_skellam_two_fold_brute_force_and_tight_upper_end() -> None:
     mechanism = AdditiveNoise(Skellam(4), 1)
     with mp.workdps(REF_DPS):
@@ -418,6 +419,7 @@ def test_gaussian_composition_acceptance_number() -> None:
     assert result.relative_width < 1e-14
 
 
+@pytest.mark.slow
 @given(sigma=st.floats(0.5, 20.0), count=st.integers(1, 500), delta=st.floats(1e-10, 1e-2))
 @FAST
 def test_gaussian_composition_round_trip(sigma: float, count: int, delta: float) -> None:
@@ -566,6 +568,7 @@ def test_rounded_grid_discrete_laplace_width_is_second_order() -> None:
 # ---------------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("sigma", "count"), [(2.0, 1), (2.0, 10), (5.0, 200)])
 def test_continuous_gaussian_cells_enclose_the_closed_form(sigma: float, count: int) -> None:
     dist = pld(AdditiveNoise(Gaussian(sigma), 1.0), spacing=2.0**-10, dps=20).self_compose(count)
@@ -603,6 +606,7 @@ def _laplace_two_fold_delta(a: Mpf, eps: Mpf) -> Mpf:
     return total
 
 
+@pytest.mark.slow
 def test_continuous_laplace_two_fold_against_quadrature() -> None:
     b = 2.0
     dist = pld(AdditiveNoise(Laplace(b), 1.0), spacing=2.0**-12, dps=20)
@@ -722,6 +726,7 @@ def test_subsampled_ledger_takes_the_worse_direction() -> None:
     assert len(symmetric.directions) == 1
 
 
+@pytest.mark.slow
 def test_composition_is_additive_in_the_counts() -> None:
     event = SampledWithoutReplacement(AdditiveNoise(Gaussian(2.0), 1.0), 0.1)
     split = compose_events([(event, 30), (event, 50)], "replace-one", spacing=2.0**-9, dps=20)
@@ -825,6 +830,7 @@ def test_heterogeneous_grids_meet_on_the_coarser_spacing(monkeypatch: pytest.Mon
         few.compose(pld(AdditiveNoise(DiscreteLaplace(300.0), 1), spacing=3 * 2.0**-12, dps=20))
 
 
+@pytest.mark.slow
 def test_long_skellam_composition_stays_on_a_bounded_grid() -> None:
     """10^4 Skellam(100) releases (10^6 is the benchmark): uncoarsened the grid would hold about
     1.6·10^6 points per side; coarsened it holds at most MAX_GRID_POINTS, the enclosure stays

@@ -132,6 +132,7 @@ def test_generic_bounds_dominate_exact_shuffled_rr(n: int, e0: float, dl: float)
         assert exact.epsilon <= bound(e0, n, dl).epsilon
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("e0", "n", "dl"), [(0.4, 2000, 1e-3), (0.2, 5000, 1e-6), (1.0, 4000, 1e-6)])
 def test_bounds_dominate_exact_rr_at_moderate_n(e0: float, n: int, dl: float) -> None:
     """With all other bits 0 (one configuration: a lower bound on the RR's exact ε)."""
@@ -169,6 +170,7 @@ def test_numerical_never_above_closed_form(e0: float, n: int, dl: float) -> None
 _CHEAP = (fmt_closed, blanket_generic, efmrtt)
 
 
+@pytest.mark.slow
 @settings(max_examples=25)
 @given(e0=st.floats(0.05, 5.0), n=st.integers(1, 5000), extra=st.integers(1, 5000), dl=st.floats(1e-10, 0.5))
 def test_epsilon_decreases_in_users(e0: float, n: int, extra: int, dl: float) -> None:
@@ -178,6 +180,7 @@ def test_epsilon_decreases_in_users(e0: float, n: int, extra: int, dl: float) ->
         assert bound(e0, n + extra, dl).epsilon <= bound(e0, n, dl).epsilon
 
 
+@pytest.mark.slow
 @settings(max_examples=25)
 @given(e0=st.floats(0.05, 5.0), grow=st.floats(0.01, 1.0), n=st.integers(1, 5000), dl=st.floats(1e-10, 0.5))
 def test_epsilon_increases_in_epsilon0(e0: float, grow: float, n: int, dl: float) -> None:
@@ -187,6 +190,7 @@ def test_epsilon_increases_in_epsilon0(e0: float, grow: float, n: int, dl: float
         assert bound(e0, n, dl).epsilon <= bound(e1, n, dl).epsilon
 
 
+@pytest.mark.slow
 @settings(max_examples=25)
 @given(e0=st.floats(0.05, 5.0), n=st.integers(1, 5000), dl=st.floats(1e-10, 0.4), factor=st.floats(1.01, 100))
 def test_epsilon_decreases_in_delta(e0: float, n: int, dl: float, factor: float) -> None:

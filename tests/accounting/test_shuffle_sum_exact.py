@@ -195,6 +195,7 @@ def test_scalar_noise_is_binomial_and_centered_at_one_half() -> None:
 # -- the vector protocol --------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_vector_ledger_is_exact_at_one_half() -> None:
     """p = 1/2 and b n even: the D coordinates composed by PLD enclose the brute force over every shift."""
     par = params(users=4, levels=1, b=5, p=0.5, dimension=2)
@@ -205,6 +206,7 @@ def test_vector_ledger_is_exact_at_one_half() -> None:
         assert within(vector_brute(par, eps), got.lo, got.hi, 1e-15)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("p", "b"), [(0.45, 10), (0.6, 15)])
 def test_vector_thinning_ledger_is_never_below(p: float, b: int) -> None:
     """p != 1/2: the two shifts differ and the ledger is the thinning bound: never below the brute
@@ -218,6 +220,7 @@ def test_vector_thinning_ledger_is_never_below(p: float, b: int) -> None:
         assert within(brute, mp.zero, shuffle.shuffle_sum_ledger(par, tail=1e-3).delta(eps).hi)
 
 
+@pytest.mark.slow
 def test_vector_thinning_ledger_is_tight_for_the_protocols_p() -> None:
     """At a protocol's p (within 1/(2b) of 1/2) the thinning costs a fraction of a percent: against a
     float64 brute force over the four sign patterns of two coordinates."""
@@ -263,6 +266,7 @@ def test_scalar_calibration_is_the_least_b_and_saves_bits() -> None:
     assert exact_cited.upper < cited.epsilon
 
 
+@pytest.mark.slow
 def test_vector_calibration_meets_the_target_when_rechecked() -> None:
     cal = shuffle.shuffle_sum_calibration("dpdpe-vector", 5.0, 0.01, 50, dimension=3)
     best = cal.exact
@@ -345,6 +349,7 @@ def test_shuffle_protocol_exact_matches_the_library(capsys: pytest.CaptureFixtur
     assert "where the cited theorem gives 5" in out
 
 
+@pytest.mark.slow
 def test_shuffle_protocol_exact_says_when_the_cited_noise_is_too_wide(
     capsys: pytest.CaptureFixture[str],
 ) -> None:

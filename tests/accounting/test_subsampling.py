@@ -192,6 +192,7 @@ def quad_renyi(pair: MixturePair, alpha: int) -> Mpf:
 # ---------------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "mechanism",
     [
@@ -231,6 +232,7 @@ LATTICE_CASES = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("scheme", ["poisson", "wor"])
 @pytest.mark.parametrize("relation", ["add-remove", "replace-one"])
 @pytest.mark.parametrize(("noise", "table", "q", "d"), LATTICE_CASES, ids=lambda x: repr(x)[:30])
@@ -315,6 +317,7 @@ CONTINUOUS = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("event", CONTINUOUS, ids=repr)
 @pytest.mark.parametrize("relation", ["add-remove", "replace-one"])
 def test_continuous_delta_against_quadrature(event: Any, relation: str) -> None:
@@ -327,6 +330,7 @@ def test_continuous_delta_against_quadrature(event: Any, relation: str) -> None:
             assert got.hi - got.lo <= mp.mpf(10) ** -18 + got.hi * mp.mpf(10) ** -15
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("event", CONTINUOUS[:2] + CONTINUOUS[2:3], ids=repr)
 def test_continuous_epsilon_inverts_delta(event: Any) -> None:
     for relation in ("add-remove", "replace-one"):
@@ -338,6 +342,7 @@ def test_continuous_epsilon_inverts_delta(event: Any) -> None:
                 assert event.delta(float(eps.lo) * (1 - 1e-9), relation, dps=20).lo > delta
 
 
+@pytest.mark.slow
 def test_sampled_gaussian_rdp_is_mironov_talwar_zhang() -> None:
     """MTZ 2019 §3.3 at integer orders against quadrature; the chord encloses fractional orders."""
     event = PoissonSampled(AdditiveNoise(Gaussian(1.2), 1.0), 0.05)
@@ -385,6 +390,7 @@ def test_pure_epsilon_of_bounded_losses() -> None:
 # ---------------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "mechanism", [AdditiveNoise(Gaussian(1.0), 1.0), AdditiveNoise(DiscreteGaussian(3.0), 1)], ids=repr
 )
@@ -448,6 +454,7 @@ def test_dominating_pairs_and_reversal() -> None:
 # ---------------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_against_dp_accounting_single_release() -> None:
     dpa = pytest.importorskip("dp_accounting")
     from dp_accounting.pld import privacy_loss_distribution as pld_lib
@@ -536,6 +543,7 @@ def test_erfc_enclosure_against_higher_precision() -> None:
             assert width <= exact * mp.ldexp(1, -100)
 
 
+@pytest.mark.slow
 def test_mixed_ledger_of_sampled_and_cited_events() -> None:
     from accounting import PureDP
     from accounting.pld import compose_events

@@ -68,6 +68,7 @@ def test_the_spec_table_a4_fixtures() -> None:
     assert float(tree.Tree(paper, 10_000, 25, "replace-one").delta(1).hi) == pytest.approx(2.5e-3, rel=0.05)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("eps", "delta"), [(1.0, 0.1), (5.0, 1e-3), (0.2, 1e-6)])
 def test_calibrated_sigma_is_the_smallest_float_meeting_the_target(eps: float, delta: float) -> None:
     c = tree.calibrate_sigma(eps, delta, 10_000, 25)
@@ -93,6 +94,7 @@ def test_bad_input_names_the_parameter() -> None:
         tree.nodes_containing(9, 8)
 
 
+@pytest.mark.slow
 def test_integer_nodes_of_a_scalar_stream_match_a_scipy_composition() -> None:
     """A distributed tree with integer nodes (Skellam shares summed over M = 2 silos): the exact
     δ(ε) of κ = 3 node releases against a float computation with scipy — the privacy loss of
@@ -117,6 +119,7 @@ def test_integer_nodes_of_a_scalar_stream_match_a_scipy_composition() -> None:
         assert got.lo <= got.hi
 
 
+@pytest.mark.slow
 def test_integer_nodes_of_a_vector_compose_per_coordinate() -> None:
     """A stream of d coordinates is d scalar streams: the same ledger, and more privacy loss
     than one coordinate; streams add."""

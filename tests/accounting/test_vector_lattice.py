@@ -182,6 +182,7 @@ def test_the_mechanism_answers_the_closed_forms() -> None:
 # -- the accountant -----------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_accountant_composes_by_rdp_and_refuses_pld_and_add_remove() -> None:
     m = DistributedVectorSum(Skellam(50.0), 100, 10, 40.0)
     acc = Accountant().compose(m, 9)
@@ -224,6 +225,7 @@ def test_accountant_composes_by_rdp_and_refuses_pld_and_add_remove() -> None:
     )
 
 
+@pytest.mark.slow
 def test_a_ledger_with_vector_sums_round_trips() -> None:
     acc = (
         Accountant()
@@ -313,6 +315,7 @@ def test_stream_release_uses_the_l2_bound_where_it_says_more() -> None:
     assert tree.Stream(1, 5, l1=2).release(share, 5) == (DistributedSum(share, 5, 2), 1)
 
 
+@pytest.mark.slow
 def test_integer_tree_with_an_l2_stream_beats_the_per_coordinate_composition() -> None:
     """d = 10 coordinates, each moving by at most 2, with ‖Δ‖₂ <= 3: κ = 6 nodes of M = 4 silos'
     Skellam shares. Per coordinate the ledger is 60 exact secure sums at Δ = 2 (the Gaussian sees

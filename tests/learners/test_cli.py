@@ -21,6 +21,7 @@ def config_file(tmp_path: Path) -> Path:
     return path
 
 
+@pytest.mark.slow
 def test_list_shows_every_shipped_config(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["list"]) == 0
     lines = capsys.readouterr().out.splitlines()
@@ -30,6 +31,7 @@ def test_list_shows_every_shipped_config(capsys: pytest.CaptureFixture[str]) -> 
         assert any(line.startswith(f"fedlcb-figure{panel}  Zhou & Chowdhury") for line in lines), panel
 
 
+@pytest.mark.slow
 def test_run_writes_results_and_says_where(
     config_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -58,6 +60,7 @@ def test_run_quick_defaults_to_results_name_quick(
     assert "T=1000, R=2" in capsys.readouterr().out
 
 
+@pytest.mark.slow
 def test_reproduce_quick_runs_a_shipped_figure(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -70,6 +73,7 @@ def test_reproduce_quick_runs_a_shipped_figure(
     assert "Dist-RDP-SE(s=100)" in out
 
 
+@pytest.mark.slow
 def test_plot_redraws_the_pngs(config_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out_dir = tmp_path / "res"
     main(["run", str(config_file), "--out", str(out_dir), "--no-progress"])
@@ -79,6 +83,11 @@ def test_plot_redraws_the_pngs(config_file: Path, tmp_path: Path, capsys: pytest
     written = capsys.readouterr().out.split()
     assert written == [str(out_dir / f"regret-tiny.{fmt}") for fmt in ("png", "pdf", "svg")]
     assert (out_dir / "regret-tiny.png").stat().st_size > 0
+    for fmt in ("png", "pdf", "svg"):
+        (out_dir / f"regret-tiny.{fmt}").unlink()
+    assert main(["plot", str(out_dir), "--formats", "svg", "png", "svg"]) == 0
+    assert capsys.readouterr().out.split() == [str(out_dir / f"regret-tiny.{fmt}") for fmt in ("svg", "png")]
+    assert not (out_dir / "regret-tiny.pdf").exists()
 
 
 HEAD = 'name = "x"\nseed = 1\nrepetitions = 1\nhorizon = 100\n'
@@ -127,6 +136,7 @@ def test_bad_options_exit_2(config_file: Path, tmp_path: Path, capsys: pytest.Ca
     assert not out_dir.exists()
 
 
+@pytest.mark.slow
 def test_a_folder_of_another_config_exits_2(
     config_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -139,6 +149,7 @@ def test_a_folder_of_another_config_exits_2(
     assert main(["run", str(other), "--out", str(out_dir), "--no-progress", "--force"]) == 0
 
 
+@pytest.mark.slow
 def test_python_dash_m_learners() -> None:
     done = subprocess.run(
         [sys.executable, "-m", "learners", "list"], capture_output=True, text=True, check=False, timeout=600
@@ -173,6 +184,7 @@ def test_out_below_a_file_or_a_file_exits_2(
     assert blocker.read_text() == "x"
 
 
+@pytest.mark.slow
 def test_a_locked_folder_names_its_holder(
     config_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -190,6 +202,7 @@ def test_a_locked_folder_names_its_holder(
     assert main(["run", str(config_file), "--out", str(out_dir), "--no-progress"]) == 0  # released
 
 
+@pytest.mark.slow
 def test_a_second_process_on_the_same_folder_is_refused(config_file: Path, tmp_path: Path) -> None:
     out_dir = tmp_path / "res"
     code = (
@@ -226,6 +239,7 @@ def test_a_second_process_on_the_same_folder_is_refused(config_file: Path, tmp_p
         holder.wait()
 
 
+@pytest.mark.slow
 def test_checkpoints_edited_or_replaced_are_refused(
     config_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -250,6 +264,7 @@ def test_checkpoints_edited_or_replaced_are_refused(
     assert main(["run", str(config_file), "--out", str(out_dir), "--no-progress"]) == 0  # recomputed
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("name", "text", "needle"),
     [
@@ -417,6 +432,7 @@ def test_the_config_reference_names_every_key_the_validator_accepts() -> None:
         assert f"`{bands}`" in section, bands
 
 
+@pytest.mark.slow
 def test_the_readme_steps_of_dp_regret_work_as_written(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -333,6 +333,7 @@ def test_every_algorithm_sees_the_same_instances_and_tapes() -> None:
 # ---------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_outputs_are_complete_and_well_formed(tmp_path: Path) -> None:
     out = run_tiny(tmp_path / "res")
     for name in ("config.toml", "versions.json", "regret.csv", "summary.json", "fingerprint.txt"):
@@ -412,6 +413,7 @@ def test_outputs_are_complete_and_well_formed(tmp_path: Path) -> None:
     assert pngs[0].read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+@pytest.mark.slow
 def test_same_config_gives_the_same_csv_bit_for_bit(tmp_path: Path) -> None:
     first = run_tiny(tmp_path / "one")
     second = run_tiny(tmp_path / "two")
@@ -421,6 +423,7 @@ def test_same_config_gives_the_same_csv_bit_for_bit(tmp_path: Path) -> None:
     assert (other / "regret.csv").read_bytes() != (first / "regret.csv").read_bytes()
 
 
+@pytest.mark.slow
 def test_two_workers_give_the_same_csv_as_one(tmp_path: Path) -> None:
     one = run_tiny(tmp_path / "one")
     two = run_tiny(tmp_path / "two", workers=2)
@@ -431,6 +434,7 @@ class StopError(Exception):
     """Stands for a kill in the middle of a run."""
 
 
+@pytest.mark.slow
 def test_a_killed_run_resumes_without_recomputing_finished_units(tmp_path: Path) -> None:
     out = tmp_path / "res"
     seen: list[tuple[Unit, bool]] = []
@@ -458,6 +462,7 @@ def test_a_killed_run_resumes_without_recomputing_finished_units(tmp_path: Path)
     assert (out / "regret.csv").read_bytes() == (fresh / "regret.csv").read_bytes()
 
 
+@pytest.mark.slow
 def test_deleted_or_corrupt_units_are_recomputed(tmp_path: Path) -> None:
     out = run_tiny(tmp_path / "res")
     before = (out / "regret.csv").read_bytes()
@@ -471,6 +476,7 @@ def test_deleted_or_corrupt_units_are_recomputed(tmp_path: Path) -> None:
     assert (out / "regret.csv").read_bytes() == before
 
 
+@pytest.mark.slow
 def test_a_folder_of_another_config_is_refused_unless_forced(tmp_path: Path) -> None:
     out = run_tiny(tmp_path / "res")
     other = load_config(tiny(seed=99))
@@ -519,6 +525,7 @@ def _letor(path: Path) -> None:
     dump_svmlight_file(x, labels, str(path), query_id=np.repeat(np.arange(12), 10), zero_based=False)
 
 
+@pytest.mark.slow
 def test_every_instance_kind_runs(tmp_path: Path) -> None:
     _letor(tmp_path / "fold.txt")
     panels: list[dict[str, Any]] = [
@@ -548,6 +555,7 @@ def test_every_instance_kind_runs(tmp_path: Path) -> None:
     assert names == sorted([f"regret-{p['name']}.png" for p in panels] + ["regret.png"])
 
 
+@pytest.mark.slow
 def test_plot_results_redraws_from_the_csv(tmp_path: Path) -> None:
     out = run_tiny(tmp_path / "res")
     for png in out.glob("*.png"):
@@ -594,6 +602,7 @@ def test_toml_writer_round_trips_awkward_values() -> None:
     assert tomllib.loads(config_module._dump_toml(data)) == data
 
 
+@pytest.mark.slow
 def test_a_dask_cluster_gives_the_same_csv(tmp_path: Path) -> None:
     distributed = pytest.importorskip("distributed")
     local = run_tiny(tmp_path / "local")

@@ -72,6 +72,7 @@ def linear_config(**changes: Any) -> dict[str, Any]:
 # ---------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_mab_regret_csv_equals_mab_run_called_directly(tmp_path: Path) -> None:
     """regret.csv, byte for byte, from learners.mab.run with the seeds of learners.experiment's
     overview (instance and tape of repetition r: the children of SeedSequence(seed, (p, 0, r));
@@ -181,6 +182,7 @@ def linear_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     )
 
 
+@pytest.mark.slow
 def test_linear_runs_and_resumes_byte_identically(linear_run: Path, tmp_path: Path) -> None:
     config = load_config(linear_config())
     out = tmp_path / "res"

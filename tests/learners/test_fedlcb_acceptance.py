@@ -76,6 +76,7 @@ def _below(lower: NDArray[np.float64], higher: NDArray[np.float64]) -> float:
 # ---------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_figure_2a_like_sdp_below_ldp_on_the_synthetic_instance() -> None:
     # M = 100 silos (the amplification needs many), d = 5, K = 20, T = 2000, δ = 1e-4, ε = 1;
     # measured: SDP 6.09, LDP 7.73 (margin ~8 se)
@@ -99,6 +100,7 @@ def mslr_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
+@pytest.mark.slow
 def test_figure_3d_like_sdp_below_ldp_on_a_real_data_instance(mslr_file: Path) -> None:
     # queries as contexts, M = 100 silos of 2 queries, the intercept and 5 features (d = 6), crs 0.1
     # as the paper's real data, T = 2000, δ = 1e-4, ε = 1; measured: SDP 3.56, LDP 3.82 (~4 se)
@@ -114,6 +116,7 @@ def small_synthetic() -> LinearInstance:
     return draw_synthetic(np.random.default_rng(2), 5, 20, 20, 0.5)
 
 
+@pytest.mark.slow
 def test_figure_3a_ldp_regret_falls_toward_fedlinucb_as_epsilon_grows(
     small_synthetic: LinearInstance,
 ) -> None:
@@ -168,6 +171,7 @@ def test_every_shipped_fedlcb_config_loads_and_its_quick_units_are_well_formed(n
     assert all("stand-in" in p.instance.describe() for p in real)
 
 
+@pytest.mark.slow
 def test_the_smallest_fedlcb_config_runs_end_to_end_and_its_vector_sum_ledger_reaccounts(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -221,6 +225,7 @@ def mslr_config(path: Path | None, **instance: Any) -> dict[str, Any]:
     }
 
 
+@pytest.mark.slow
 def test_a_linear_mslr_config_on_a_written_file_runs_end_to_end(mslr_file: Path, tmp_path: Path) -> None:
     config = load_config(mslr_config(mslr_file, features="body", reward="label", seed=1))
     spec = config.panels[0].instance
@@ -239,6 +244,7 @@ def test_a_linear_mslr_config_on_a_written_file_runs_end_to_end(mslr_file: Path,
     assert again.fingerprint == config.fingerprint
 
 
+@pytest.mark.slow
 def test_without_a_path_the_stand_in_is_named(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     config = load_config(mslr_config(None))
     assert "stand-in" in config.panels[0].instance.describe()

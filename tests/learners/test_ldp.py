@@ -252,6 +252,7 @@ def test_run_reports_the_code_modes_exact_epsilon() -> None:
 # ---------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_algorithm1_fkm_sublinear_and_worse_at_smaller_epsilon() -> None:
     horizons = [2000, 8000, 32000]
     regrets = []
@@ -269,6 +270,7 @@ def test_algorithm1_fkm_sublinear_and_worse_at_smaller_epsilon() -> None:
     assert small.pseudo_regret[:, -1].mean() > regrets[-1]
 
 
+@pytest.mark.slow
 def test_algorithm5_sublinear_regret() -> None:
     inst = synthetic_linear()  # d = 5, K = 10, ‖θ*‖ = 1
     horizons = [500, 2000, 8000]
@@ -287,6 +289,7 @@ def test_algorithm5_sublinear_regret() -> None:
     assert regrets[-1] / horizons[-1] ** 0.75 < regrets[0] / horizons[0] ** 0.75
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("link", ["logistic", "poisson"])
 def test_algorithm3_theta_hat_stays_in_the_unit_ball(link: str) -> None:
     inst = glm_bandit(link)
@@ -302,6 +305,7 @@ def test_algorithm3_theta_hat_stays_in_the_unit_ball(link: str) -> None:
     assert np.all(np.diff(res.pseudo_regret, axis=1) >= -1e-12)
 
 
+@pytest.mark.slow
 def test_algorithm3_learns_at_large_epsilon() -> None:
     inst = glm_bandit("logistic")
     regrets = []
@@ -313,6 +317,7 @@ def test_algorithm3_learns_at_large_epsilon() -> None:
     assert _slope([500, 2000, 8000], regrets) < 0.75  # measured 0.27
 
 
+@pytest.mark.slow
 def test_algorithm2_strongly_convex_is_logarithmic_without_noise() -> None:
     regrets = []
     for T in (2000, 8000, 32000):
@@ -325,6 +330,7 @@ def test_algorithm2_strongly_convex_is_logarithmic_without_noise() -> None:
     assert max(regrets) < 5  # O(log T): measured about 1.1 at every horizon
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "base", [FKM(), ADXOnePoint(mu=1.0), SahaTewari(smoothness=1.0), HazanLevy(mu=1.0, smoothness=1.0)]
 )
@@ -654,6 +660,7 @@ def test_rr_and_laplace_ledgers_are_exactly_eps_on_bernoulli_arms(eps: float) ->
     ].sensitivity == (2 * quad.bound)
 
 
+@pytest.mark.slow
 def test_ldp_ucb_by_randomized_response_learns() -> None:
     """LDP-UCB with randomized response: regret far below uniform play, falling as ε grows."""
     arms = BernoulliArms(np.array([0.25, 0.4, 0.55, 0.7]))

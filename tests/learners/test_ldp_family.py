@@ -79,6 +79,7 @@ def test_shipped_ldp_configs_load_in_the_ldp_family() -> None:
     assert [dict(a.params)["mode"] for a in movielens.algorithms] == ["code"]
 
 
+@pytest.mark.slow
 def test_an_ldp_run_writes_regret_privacy_and_ledgers(tmp_path: Path) -> None:
     out = run_experiment(load_config(small()), tmp_path / "res", progress=False)
     summary = json.loads((out / "summary.json").read_text())
@@ -108,6 +109,7 @@ def test_an_ldp_run_writes_regret_privacy_and_ledgers(tmp_path: Path) -> None:
     assert "code" in (out / "summary.md").read_text()
 
 
+@pytest.mark.slow
 def test_the_run_adapter_is_deterministic_and_shares_the_environment(tmp_path: Path) -> None:
     """Every algorithm of a chunk sees the users the repetitions' tapes seed: the non-private
     UCB base (deterministic given the losses) under two labels gives the same curves, though each
@@ -134,6 +136,7 @@ def test_the_run_adapter_is_deterministic_and_shares_the_environment(tmp_path: P
     assert laplace["exact"]["epsilon"] <= 2.0
 
 
+@pytest.mark.slow
 def test_the_ucb_base_runs_on_bernoulli_arms_and_movielens_reads_a_file(tmp_path: Path) -> None:
     config = small(
         instance={"kind": "ldp-bernoulli", "means": [0.9, 0.6, 0.5]},
@@ -245,6 +248,7 @@ def horizon_config(**changes: Any) -> dict[str, Any]:
     return config
 
 
+@pytest.mark.slow
 def test_the_horizon_axis_plots_final_regret_against_t_with_the_fitted_slope(tmp_path: Path) -> None:
     import csv
     import math
@@ -354,6 +358,7 @@ def _rows(out: Path, label: str) -> list[list[str]]:
     return [row.split(",")[1:] for row in lines[1:] if row.split(",")[at] == label]  # all but the panel
 
 
+@pytest.mark.slow
 def test_one_config_runs_algorithms_of_two_families_on_the_same_arms(tmp_path: Path) -> None:
     """The mab family's LDP-SE in the mixed config is the LDP-SE of a pure mab config on the same
     Bernoulli arms (same seed, same algorithm index: the same streams), bit for bit; each result
@@ -430,6 +435,7 @@ def test_bad_mixed_configs_name_the_field(changes: dict[str, Any], field: str) -
 # ---------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_y_axis_draws_cumulative_and_sqrt_figures_of_the_curves(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -111,6 +111,7 @@ def recorded(inst: SyntheticInstance) -> tuple[RunResult, list[SyncRecord]]:
     return result, records
 
 
+@pytest.mark.slow
 def test_every_node_carries_sigma0_noise(recorded: tuple[RunResult, list[SyncRecord]]) -> None:
     """Released p-sum minus raw p-sum, per silo: N(0, σ0²) per bias coordinate (spec §4.1, A2).
 
@@ -180,6 +181,7 @@ def test_tree_prefix_without_noise_is_the_exact_prefix(recorded: tuple[RunResult
 # ------------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_sigma_modes(inst: SyntheticInstance) -> None:
     """exact <= paper (Thm 5.1's closed form is loose, §10.3); the code's σ0 misses ε = 5 (A4)."""
     for eps, dl in [(EPS, DELTA), (0.2, 0.1)]:
@@ -219,6 +221,7 @@ def test_ledger_written_at_release_is_the_tree(recorded: tuple[RunResult, list[S
     np.testing.assert_array_equal(result.bits, 64 * result.reals)
 
 
+@pytest.mark.slow
 def test_algorithm1_is_certified_only_with_batch_sensitivity(inst: SyntheticInstance) -> None:
     """§10.1: Algorithm 1's within-batch adaptivity breaks the per-user sensitivity."""
     res = go(make_learner("ldp-fedlinucb", EPS, delta=DELTA, batch=BATCH), inst, horizon=40)
@@ -279,6 +282,7 @@ def learning(inst: SyntheticInstance) -> dict[str, RunResult]:
     return out
 
 
+@pytest.mark.slow
 def test_nonprivate_regret_is_sublinear_and_beats_private(learning: dict[str, RunResult]) -> None:
     plain = learning["fedlinucb"]
     regret = plain.pseudo_regret.mean(axis=0)
@@ -290,6 +294,7 @@ def test_nonprivate_regret_is_sublinear_and_beats_private(learning: dict[str, Ru
     assert np.all(np.diff(plain.pseudo_regret, axis=1) >= 0)
 
 
+@pytest.mark.slow
 def test_lazy_decisions_ignore_current_batch_data(inst: SyntheticInstance) -> None:
     """Algorithm 8 decides from synced statistics only: before the first sync, no reward observed in
     the batch can move a decision, so two reward tapes give the same arms (same pseudo-regret at

@@ -184,6 +184,7 @@ def _uniform_regret_per_round(inst: QueryInstance) -> float:
     return float(np.asarray(gaps).reshape(inst.agents, -1).mean(axis=1).sum())
 
 
+@pytest.mark.slow
 def test_fedlinucb_learns_on_the_standin(standin: QueryInstance) -> None:
     T = 1000
     res = run(
@@ -200,6 +201,7 @@ def test_fedlinucb_learns_on_the_standin(standin: QueryInstance) -> None:
     assert res.syncs.tolist() == [T // 25] * 2
 
 
+@pytest.mark.slow
 def test_private_run_on_real_data(title: QueryInstance) -> None:
     res = run(
         make_learner("ldp-fedlinucb-lazy", 5.0, delta=0.1, batch=5, clip=100.0), title, 100,

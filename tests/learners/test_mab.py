@@ -285,6 +285,7 @@ def test_dpse_ledger_is_one_laplace_release() -> None:
 # -- dropouts: estimate from the survivors (defect 1) -------------------------------------------
 
 
+@pytest.mark.slow
 def test_dropout_estimate_is_unbiased() -> None:
     """With dropouts the sum holds the survivors' rewards only: μ̂ = z / survivors is unbiased.
 
@@ -339,6 +340,7 @@ def test_central_and_local_dropouts_need_no_top_up() -> None:
 # -- the privacy report: the ledgers answered; the theorem only where it holds (defect 2) ------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("name", "kwargs"), PRIVATE)
 def test_privacy_report_is_the_ledgers_and_the_theorem(name: str, kwargs: dict[str, float]) -> None:
     """At ε = 0.5 every theorem's hypotheses hold: the report gives the ledger's certified ε and
@@ -394,6 +396,7 @@ def test_privacy_report_is_the_ledgers_and_the_theorem(name: str, kwargs: dict[s
         assert res.bits == max(bits)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("name", "kwargs", "theorem"),
     [("cdp-se", {}, 5), ("ldp-se", {}, 6), ("dist-cdp-se", {"scale": 10}, 4)],
@@ -496,6 +499,7 @@ def _clipped_variance(mu: float, sd: float = 0.1) -> float:
     return float(m2 - m1 * m1)
 
 
+@pytest.mark.slow
 def test_realized_regret_draws_independent_rewards_per_arm() -> None:
     """Spec §7.1: the realized regret uses one reward per arm per round, independent across arms.
 
@@ -529,6 +533,7 @@ def test_forgetting_switch_changes_the_estimator() -> None:
     assert np.all(keep.final_arms >= 1)
 
 
+@pytest.mark.slow
 def test_qualitative_findings_of_section_7_5() -> None:
     """Spec §7.5 at reduced scale (easy instance, T = 2e5, 12 repetitions, ε = 0.1, l = 2^b):
     RDP with s = 100 beats pure Dist-DP-SE; discrete Gaussian beats Skellam; CDP-SE ≈ Dist-DP-SE;

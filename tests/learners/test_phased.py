@@ -103,6 +103,7 @@ def test_schedule() -> None:
 # ------------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("epsilon", "delta"), [(0.1, 1e-5), (0.5, 0.25), (0.9, 1e-3), (1.0, 0.25), (10.0, 0.25)]
 )
@@ -217,6 +218,7 @@ def test_sdp_scalar_protocol_unbiased_with_bounded_variance() -> None:
     assert out.var() <= bound * (1 + 5 * math.sqrt(2 / trials))
 
 
+@pytest.mark.slow
 def test_sdp_bit_level_and_aggregated_agree_in_distribution() -> None:
     """§9.5: materializing and shuffling every bit (messages=True) and the count path
     (Σ x̂ + Bin(b|U|, p)) give the same law of the analyzer's output: two-sample KS per coordinate,
@@ -391,6 +393,7 @@ def test_ledgers_one_release_per_client(inst: PhasedInstance) -> None:
 # ------------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_sanity_run_on_the_section_7_instance() -> None:
     """§9.7 on §7.2's instance (k = 1000, d = 20) at T = 2^16: DPE's R(t)/t falls and it eliminates
     down to a few arms; CDP-DPE at a huge ε is DPE (clipped alike); LDP-DPE is the worst (practical
@@ -560,6 +563,7 @@ def test_bad_run(inst: PhasedInstance) -> None:
     assert "101" in str(err.value)
 
 
+@pytest.mark.slow
 def test_faithful_widths_reproduce_the_table_of_spec_7_4() -> None:
     """Spec §7.4's reference widths (faithful mode, the paper's classic σ, B = 1, ε = 10, δ = 0.25,
     S = 104, T = 10^6, on the §7.2 instance where s_l = 33): W at l = 10 is 0.120 (DPE), 4.85 (CDP),

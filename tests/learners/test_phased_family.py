@@ -61,6 +61,7 @@ def test_shipped_dpdpe_configs_load_in_the_phased_family() -> None:
     )
 
 
+@pytest.mark.slow
 def test_a_phased_run_writes_regret_privacy_and_communication(tmp_path: Path) -> None:
     out = run_experiment(load_config(small()), tmp_path / "res", progress=False)
     summary = json.loads((out / "summary.json").read_text())

@@ -29,6 +29,7 @@ def results(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return run_experiment(load_config(tiny()), out, progress=False)
 
 
+@pytest.mark.slow
 def test_every_figure_is_written_as_png_pdf_and_svg(results: Path) -> None:
     written = plot_results(results)
     assert [p.name for p in written] == ["regret-tiny.png", "regret-tiny.pdf", "regret-tiny.svg"]
@@ -38,6 +39,7 @@ def test_every_figure_is_written_as_png_pdf_and_svg(results: Path) -> None:
     assert not list(results.glob(".*.tmp"))  # written atomically, nothing left behind
 
 
+@pytest.mark.slow
 def test_the_same_results_give_the_same_vector_files(results: Path) -> None:
     """No dates or random ids in the PDF and SVG: a redraw is byte for byte the same."""
     first = {p.name: p.read_bytes() for p in plot_results(results) if p.suffix != ".png"}
@@ -93,6 +95,7 @@ def test_band_half_widths_against_numpy_and_scipy() -> None:
         plotting.band_half_width(values, "sd")
 
 
+@pytest.mark.slow
 def test_the_drawn_band_is_the_chosen_one(results: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The polygon filled around a curve spans mean ± band_half_width (checked on its vertices)."""
     from matplotlib.axes import Axes
@@ -123,6 +126,7 @@ def test_the_drawn_band_is_the_chosen_one(results: Path, monkeypatch: pytest.Mon
         assert max(spans[t]) == pytest.approx(m + h, abs=1e-12)
 
 
+@pytest.mark.slow
 def test_bands_come_from_the_config_unless_overridden(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -167,6 +171,7 @@ def test_bands_round_trips_through_the_resolved_config(tmp_path: Path) -> None:
     assert load_config(path).bands == "se"
 
 
+@pytest.mark.slow
 def test_bad_bands_option_exits_2_naming_it(results: Path, capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as info:
         main(["plot", str(results), "--bands", "sd"])
@@ -193,6 +198,7 @@ def test_legend_text_of_the_exact_and_claimed_guarantees() -> None:
     assert plotting.privacy_text({"epsilon": 0.5, "delta": 0.0}) is None  # an older folder
 
 
+@pytest.mark.slow
 def test_legends_show_the_guarantees_when_summary_has_them(
     results: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -240,6 +246,7 @@ def _mslr_config(path: Path, **instance: Any) -> Path:
     return path
 
 
+@pytest.mark.slow
 def test_a_stand_in_panel_is_noted_on_stderr_and_in_the_caption(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -255,6 +262,7 @@ def test_a_stand_in_panel_is_noted_on_stderr_and_in_the_caption(
     assert "stand-in" in caption
 
 
+@pytest.mark.slow
 def test_no_stand_in_note_for_synthetic_instances(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = tmp_path / "tiny.toml"
     path.write_text(_dump_toml(tiny()))
@@ -303,6 +311,7 @@ def test_x_axis_is_validated_and_kept_out_of_the_fingerprint(tmp_path: Path) -> 
     assert "x_axis" not in default.to_dict()["panels"][0]  # older resolved configs are unchanged
 
 
+@pytest.mark.slow
 def test_a_panel_against_epsilon_plots_the_final_regret(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -78,6 +78,7 @@ def test_quick_runs_answer_by_cheap_routes_unless_told_otherwise() -> None:
     assert info.value.name == "exact_privacy"
 
 
+@pytest.mark.slow
 def test_cheap_answers_a_costly_ledger_by_the_published_bound_and_says_so() -> None:
     """Mode "cheap" answers exactly only a ledger the accountant estimates cheap; the costly one by
     Lemma 3 (without computing the exact answer), and the message names it."""
@@ -99,10 +100,15 @@ def test_cheap_answers_a_costly_ledger_by_the_published_bound_and_says_so() -> N
     lo, hi = got.enclosure
     assert lo <= got.epsilon == hi
     # a route asked for answers every ledger by that route, whatever its cost
-    rdp = privacy.exact({8: small}, DELTA, "rdp", fallback="published:skellam-akl")
-    assert rdp.batches == ((8, float(small.epsilon(DELTA, route="rdp")), "rdp"),)
+    asked = privacy.exact({8: small, 16384: wide}, DELTA, "published", fallback="published:skellam-akl")
+    assert asked.batches == (
+        (8, float(small.epsilon(DELTA, route="published")), "published"),
+        (16384, float(wide.epsilon(DELTA, route="published")), "published"),
+    )
+    assert asked.message == ""
 
 
+@pytest.mark.slow
 def test_exact_off_leaves_the_exact_block_out(tmp_path: Path) -> None:
     out = run_experiment(load_config(config(), exact_privacy="off"), tmp_path / "off", progress=False)
     data = summary(out)
@@ -128,6 +134,7 @@ def reference(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return run_experiment(load_config(config()), out, progress=False, cache=False)
 
 
+@pytest.mark.slow
 def test_the_exact_answers_are_the_same_with_and_without_the_cache(
     reference: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -159,6 +166,7 @@ def test_the_exact_answers_are_the_same_with_and_without_the_cache(
             assert eps == float(ledger.epsilon(exact["delta"] or 0.5, route=route))
 
 
+@pytest.mark.slow
 def test_reports_are_answered_in_the_worker_pool(reference: Path, tmp_path: Path) -> None:
     """With two worker processes the reports are computed in them, beside the units: the parent
     answers nothing, and the outputs are the same bytes as a run here."""
@@ -169,6 +177,7 @@ def test_reports_are_answered_in_the_worker_pool(reference: Path, tmp_path: Path
         assert (out / name).read_bytes() == (reference / name).read_bytes(), name
 
 
+@pytest.mark.slow
 def test_a_resumed_run_answers_from_the_cache(
     reference: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -194,6 +203,7 @@ def test_a_resumed_run_answers_from_the_cache(
     assert (out / SUMMARY_FILE).read_bytes() == (reference / SUMMARY_FILE).read_bytes()
 
 
+@pytest.mark.slow
 def test_the_progress_bar_counts_units_and_reports(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import tqdm
 
@@ -217,6 +227,7 @@ def test_the_progress_bar_counts_units_and_reports(tmp_path: Path, monkeypatch: 
 # ---------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_the_mab_headline_follows_privacy_route(reference: Path, tmp_path: Path) -> None:
     """The reference answers its headline by the default "auto" route; "published" answers it by
     Lemma 3 on each ledger, and the exact block stays the exact one."""

@@ -153,6 +153,7 @@ def _silenced(monkeypatch: pytest.MonkeyPatch) -> None:
             monkeypatch.setattr(law, "sample", zero)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("name", "kwargs"), MAB_PRIVATE)
 def test_mab_releases_the_noise_of_its_ledger(
     name: str, kwargs: dict[str, Any], monkeypatch: pytest.MonkeyPatch
@@ -203,6 +204,7 @@ def test_mab_releases_the_noise_of_its_ledger(
 # ---------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("sensitivity", ["replace-one", "add-remove"])
 def test_linear_releases_the_noise_of_its_ledger(sensitivity: str) -> None:
     """Every silo's released node minus its raw p-sum (the observer's messages and p-sums): on the

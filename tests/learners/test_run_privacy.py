@@ -85,6 +85,7 @@ def account(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, d
 # ---------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_every_private_result_has_claimed_and_exact(folder: Path, results: list[dict[str, Any]]) -> None:
     assert len(private(results)) == 4 * len(EPSILONS)
     for r in private(results):
@@ -177,6 +178,7 @@ def skellam_epsilon(mu: float, shift: int, delta: float) -> float:
     return float(optimize.brentq(excess, 1e-6, 50.0, xtol=1e-13, rtol=1e-13))
 
 
+@pytest.mark.slow
 def test_the_exact_epsilon_of_dist_rdp_se_is_the_skellam_sums_by_scipy(results: list[dict[str, Any]]) -> None:
     for r in [r for r in results if r["algorithm"] == "dist-rdp-se"]:
         floats = []
@@ -228,6 +230,7 @@ def test_the_saved_ledgers_are_the_mechanisms_of_the_calibration(
 # ---------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_dp_account_ledger_reproduces_the_exact_epsilon(
     folder: Path, results: list[dict[str, Any]], capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -333,6 +336,7 @@ def test_over_the_budget_or_too_wide_the_published_bound_answers_and_says_so() -
     assert refused.epsilon == wide.epsilon(DELTA, route="published:skellam-akl").upper
 
 
+@pytest.mark.slow
 def test_force_clears_the_ledgers_and_the_table(folder: Path, tmp_path: Path) -> None:
     ours = {p.relative_to(folder).as_posix() for p in runner._our_files(folder)}
     assert SUMMARY_TABLE_FILE in ours

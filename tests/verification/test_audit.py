@@ -232,6 +232,7 @@ def test_delta_lowers_the_bound() -> None:
 # ---------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_false_alarms_stay_below_the_stated_level() -> None:
     """200 audits of randomized response at its true ε: at most 5% may claim a violation.
 

@@ -375,6 +375,7 @@ def test_named_entries_keep_their_seeds_of_the_whole_run() -> None:
     assert [row.epsilon_lower for row in some] == [whole[index[row.name]].epsilon_lower for row in some]
 
 
+@pytest.mark.slow
 def test_federated_entries_leave_the_other_entries_seeds_alone() -> None:
     """``run_catalogue(federated=True)`` spawns the federated entries' seeds after the others'."""
     seeds: list[list[Any]] = [[], []]

@@ -51,6 +51,7 @@ def test_mechanism_consistent_and_violation(capsys: pytest.CaptureFixture[str]) 
     assert code == 1
 
 
+@pytest.mark.slow
 def test_proofs(capsys: pytest.CaptureFixture[str]) -> None:
     code, data = _run("proofs", capsys)
     assert code == 0

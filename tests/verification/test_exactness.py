@@ -93,6 +93,7 @@ def headline_by_hand(alpha: int, eps: float, s: float) -> float:
         )
 
 
+@pytest.mark.slow
 def test_headline_counterexample_against_lemma3() -> None:
     """At α = 21, ε = 0.3535, s = 2, n = 2 the headline is 6% below Lemma 3 (bounds docstring)."""
     point = {"alpha": ALPHA, "epsilon": EPS, "scale": SCALE, "users": USERS}
@@ -142,6 +143,7 @@ def skellam_d2_by_hand(variance: float) -> float:
         return float(mp.log(total))
 
 
+@pytest.mark.slow
 def test_akl_ratio_against_a_bessel_sum() -> None:
     point = {"alpha": 2, "variance": 10.0, "sensitivity": 1}
     report = check_bound("skellam_rdp_akl", grid=[point])
@@ -209,6 +211,7 @@ def test_search_is_deterministic() -> None:
     assert first == second
 
 
+@pytest.mark.slow
 def test_search_finds_nothing_for_a_proved_bound() -> None:
     report = search_counterexamples("skellam_rdp_akl", max_examples=15, seed=0)
     assert report.dominates

@@ -102,6 +102,7 @@ def a1_results() -> dict[str, tuple[bool, float, AuditResult]]:
     return out
 
 
+@pytest.mark.slow
 def test_a1_flags_dubey_pentland_and_not_the_controls(
     a1_results: dict[str, tuple[bool, float, AuditResult]],
 ) -> None:
@@ -287,6 +288,7 @@ def test_a5_a_hand_built_flip() -> None:
 # ---------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_run_checks_flags_the_broken_and_not_the_correct() -> None:
     rows = run_checks(seed=0)
     assert [r.audit for r in rows] == ["A2"] * 2 + ["A4"] * 4 + ["A5"] * 2
@@ -297,6 +299,7 @@ def test_run_checks_flags_the_broken_and_not_the_correct() -> None:
     json.dumps([r.values for r in rows], allow_nan=False)
 
 
+@pytest.mark.slow
 def test_dp_audit_broken_lists_the_federated_entries(capsys: pytest.CaptureFixture[str]) -> None:
     code = main(["broken", "--samples", "2000", "--json"])
     data = json.loads(capsys.readouterr().out)

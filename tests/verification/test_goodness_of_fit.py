@@ -47,6 +47,7 @@ def rng(i: int) -> np.random.Generator:
 # ---------------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("index", range(len(SAMPLERS)), ids=[c.name for c in SAMPLERS])
 def test_every_sampler_passes(index: int) -> None:
     case = SAMPLERS[index]
@@ -279,6 +280,7 @@ def test_float_samples_that_are_integers_are_accepted() -> None:
     assert result.statistic == pytest.approx(4.0)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("index", range(len(EXACT_SAMPLERS)), ids=[c.name for c in EXACT_SAMPLERS])
 def test_every_exact_sampler_passes(index: int) -> None:
     case = EXACT_SAMPLERS[index]

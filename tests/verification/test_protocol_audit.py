@@ -33,6 +33,7 @@ def _claimed(protocol: Protocol, delta: float) -> float:
     return float(acc.epsilon(delta) if delta > 0 else acc.epsilon(1e-12, route="pure"))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("variant", "scale", "delta"),
     [
@@ -54,6 +55,7 @@ def test_no_violation_of_the_accounted_epsilon(variant: Variant, scale: float | 
     assert result.epsilon_lower > 0.3 * claimed, result.summary()
 
 
+@pytest.mark.slow
 def test_polya_scale_bug_is_found() -> None:
     params = protocol_parameters(Variant.POLYA_SHARES, 1.0, USERS, 1000)
     assert params.share is not None

@@ -48,6 +48,7 @@ def evaluate(expr: Any, **values: float) -> complex:
 # ---------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", list(ALL_PROOFS))
 def test_proof_holds(name: str) -> None:
     proof = proved(name)
@@ -71,6 +72,7 @@ def test_the_issue_asks_for_these_proofs() -> None:
     }
 
 
+@pytest.mark.slow
 def test_prove_all_and_prove_by_name() -> None:
     results = prove_all()
     assert list(results) == list(ALL_PROOFS)
