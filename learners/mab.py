@@ -493,16 +493,12 @@ def privacy_of(
     notion = variant.notion if variant is not None else "pure"
     pure = notion == "pure"
     published = _PUBLISHED.get(variant) if variant is not None else None
-    per: list[tuple[int, float, str]] = []
-    fallen: list[int] = []
-    for n in sizes:
-        ledger = ledgers[n]
-        key = (ledger.ledger, ledger.neighbouring, ledger.dps, d)
-        answered = _answer(*key, "pure" if pure else how)
-        if answered is None and published is not None and how != published:
-            fallen.append(n)
-            answered = _answer(*key, published)
-        per.append((n, *answered) if answered is not None else (n, math.inf, "none"))
+    # each ledger by the route (no budget: "auto" is the exact answer at any cost), Lemma 3 / 4 where
+    # the route refuses it
+    answered = privacy.exact(
+        {n: ledgers[n] for n in sizes}, d, "pure" if pure else how, pure=pure, fallback=published, budget=None
+    )
+    per = list(answered.batches)
     holds = variant.hypotheses_hold(learner.epsilon) if variant is not None else True
     theorem_epsilon: float | None = None
     rho: float | None = None
@@ -532,15 +528,8 @@ def privacy_of(
             "its hypotheses do not hold, so its closed form is not reported; epsilon is the guarantee "
             "of what was released, answered from the run's ledgers"
         )
-    if fallen:
-        notes.append(
-            f"the accountant cannot answer the ledgers of batches of n = {', '.join(map(str, fallen))} by "
-            f"route {how!r}; they are answered by {published!r}, the published bound on the released "
-            "mechanism (it holds at every ε)"
-        )
-    unanswered = [n for n, e, _ in per if math.isinf(e)]
-    if unanswered:
-        notes.append(f"no certified guarantee for the batches of n = {', '.join(map(str, unanswered))}")
+    if answered.message:
+        notes.append(answered.message)
     statement = (
         _STATEMENTS[variant]
         if variant is not None

@@ -239,11 +239,13 @@ def exact(
     notes: list[str] = []
     keys = ", ".join
     if refused:
-        who = "no exact route of the accountant" if mode in ("auto", "cheap") else f"the route {mode!r}"
+        who = f"the route {mode!r} cannot"
+        if mode in ("auto", "cheap"):
+            who = "no exact route of the accountant can"
         notes.append(
-            f"{who} can answer the ledgers of {what} = {keys(map(str, refused))} (their lattice is too wide "
-            f"for its exact sums, or the route has no form for them); they are answered by {fallback!r}, "
-            "the published bound on the released mechanism"
+            f"{who} answer the ledgers of {what} = {keys(map(str, refused))} (their lattice is too wide for "
+            f"the exact sums, or the route has no form for them); they are answered by {fallback!r}, the "
+            "published bound on the released mechanism (it holds at every ε)"
         )
     if costly:
         notes.append(

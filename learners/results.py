@@ -9,16 +9,17 @@ spent in privacy:
                    family ``n`` is the number of tree nodes per stream the batch entered), written by
                    :meth:`Accountant.to_json <accounting.accountant.Accountant.to_json>` with its
                    sha256; ``dp-account ledger FILE --delta D [--route R]`` re-accounts one;
-``summary.json``   each result's ``privacy`` holds, beside the guarantee answered by the config's
-                   ``privacy_route`` (``epsilon``, ``delta``, ``batches``: unchanged, the published
-                   bound in the shipped configs), ``claimed``, the guarantee of the variant's theorem
-                   (``{"epsilon", "delta", "statement", "holds"}``, ``epsilon`` null where its hypotheses
-                   fail), and ``exact``, the guarantee of the saved ledgers by the tightest exact route
-                   (``{"epsilon", "delta", "route", "ledgers", "batches", "message"}``;
-                   :func:`learners.mab.exact_privacy`), independent of ``privacy_route``. These are
-                   the MAB family's; every family gives ``claimed`` and ``exact`` with at least
-                   these keys' ``epsilon``, ``delta``, ``statement``/``route``, ``holds``/``ledgers``
-                   (:meth:`learners.families.Family.result`; linear: ``exact.nodes``);
+``summary.json``   each result's ``privacy`` is the report of :mod:`learners.privacy`, the same in
+                   every family: the family's own account answered by the config's
+                   ``privacy_route`` (``epsilon``, ``delta``, its ledgers' keys: unchanged, the
+                   published bound in the shipped MAB configs), ``claimed``, the guarantee of the
+                   algorithm's theorem or target (``{"epsilon", "delta", "statement", "holds"}``,
+                   ``epsilon`` null where its hypotheses fail), and ``exact``, the guarantee of the
+                   saved ledgers by the config's ``exact_privacy`` mode (``{"epsilon", "delta",
+                   "route", "enclosure", "ledgers", "batches" (linear: "nodes"; phased: "phases"),
+                   "message", ...}``, null when the mode is ``"off"``); the summary's top level
+                   records ``privacy_route`` and ``exact_privacy``. Each (panel, algorithm, ε) is
+                   answered by :func:`group_report`, in the run's worker pool;
 ``summary.md``     the same side by side with the final regret, a markdown table
                    (:func:`summary_table`).
 
