@@ -126,6 +126,21 @@ def test_exact_off_leaves_the_exact_block_out(tmp_path: Path) -> None:
 # ---------------------------------------------------------------------------------------
 
 
+def _count_answers(monkeypatch: pytest.MonkeyPatch) -> list[float]:
+    """The δ of every answer the accountant computes from now on (an empty ledger's, which checks a
+    route name, left out)."""
+    calls: list[float] = []
+    original = Accountant.epsilon
+
+    def counted(self: Accountant, delta: float, route: str = "auto") -> Any:
+        if self.ledger:
+            calls.append(delta)
+        return original(self, delta, route)
+
+    monkeypatch.setattr(Accountant, "epsilon", counted)
+    return calls
+
+
 @pytest.fixture(scope="module")
 def reference(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The config run here, with the cache bypassed: every answer computed afresh."""
@@ -143,22 +158,14 @@ def test_the_exact_answers_are_the_same_with_and_without_the_cache(
     first = run_experiment(load_config(config()), tmp_path / "a", progress=False, cache=True)
     assert (tmp_path / "cache").is_dir()
     answers.forget()  # a new process: every answer now comes from the disk
-    calls: list[float] = []
-    original = Accountant.epsilon
-
-    def counted(self: Accountant, delta: float, route: str = "auto") -> Any:
-        if self.ledger:  # (an empty ledger answers the checks of route names)
-            calls.append(delta)
-        return original(self, delta, route)
-
-    monkeypatch.setattr(Accountant, "epsilon", counted)
+    calls = _count_answers(monkeypatch)
     second = run_experiment(load_config(config()), tmp_path / "b", progress=False, cache=True)
     assert calls == []  # nothing was computed again
     for out in (first, second):
         assert (out / SUMMARY_FILE).read_bytes() == (reference / SUMMARY_FILE).read_bytes()
         assert (out / SUMMARY_TABLE_FILE).read_bytes() == (reference / SUMMARY_TABLE_FILE).read_bytes()
     # and the answers are the accountant's own on the saved ledgers
-    monkeypatch.setattr(Accountant, "epsilon", original)
+    monkeypatch.undo()
     for r in summary(first)["results"]:
         exact = r["privacy"]["exact"]
         for name, (_, eps, route) in zip(exact["ledgers"], exact["batches"], strict=True):
@@ -187,15 +194,7 @@ def test_a_resumed_run_answers_from_the_cache(
     out = run_experiment(load_config(config()), tmp_path / "r", progress=False)
     answers.forget()
     seen: list[bool] = []
-    calls: list[float] = []
-    original = Accountant.epsilon
-
-    def counted(self: Accountant, delta: float, route: str = "auto") -> Any:
-        if self.ledger:
-            calls.append(delta)
-        return original(self, delta, route)
-
-    monkeypatch.setattr(Accountant, "epsilon", counted)
+    calls = _count_answers(monkeypatch)
     run_experiment(load_config(config()), out, progress=False, on_unit=lambda u, c: seen.append(c))
     assert len(seen) == len(load_config(config()).units())
     assert not any(seen)
