@@ -27,8 +27,12 @@ a route        ``"pld"``, ``"rdp"``, ``"zcdp"``, ``"pure"``, ``"published"``, ``
 
 Whatever the mode, ledgers of a pure guarantee are answered by the pure route (exact and free), a
 ledger that a route refuses falls back to the published bound where the family has one, and the
-route that answered is written beside every ε. Answers go through :func:`accounting.answers.answer`:
-memoized, cached on disk, computed once. No answer depends on the wall clock.
+route that answered is written beside every ε. The budgets apply where there is a published bound
+to fall back on (the MAB family's Skellam and discrete Gaussian sums, whose exact answers take
+seconds to minutes); the other families' ledgers (Gaussian nodes and releases, Laplace,
+randomized response, cited guarantees) are answered exactly whatever the mode. Answers go through
+:func:`accounting.answers.answer`: memoized, cached on disk, computed once. No answer depends on
+the wall clock.
 """
 
 from __future__ import annotations
