@@ -510,7 +510,9 @@ class MABFamily(Family):
         :data:`learners.privacy.EXACT_BUDGET`, unless both ask for ``"auto"``: exact answers at any
         cost, which :func:`privacy_of` computes anyway).
         """
-        answered = mab.privacy_of(learner, ledgers, delta, route)
+        # a run answered by cheap routes (a quick run) caps the headline's exact answers as well
+        cap = privacy.CHEAP_BUDGET if exact == "cheap" else None
+        answered = mab.privacy_of(learner, ledgers, delta, route, cap)
         claimed = answered.theorem_epsilon
         if answered.notion == "pure" and answered.theorem_holds:
             claimed = learner.epsilon  # (ε, 0)-DP, the nominal ε, whatever was released

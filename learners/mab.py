@@ -459,6 +459,7 @@ def privacy_of(
     ledgers: Mapping[int, Accountant],
     delta: float = 1e-6,
     route: str = "auto",
+    budget: float | None = None,
 ) -> Privacy:
     """The privacy of a run from its ledgers: one per released batch size (parallel composition).
 
@@ -480,9 +481,16 @@ def privacy_of(
         The accountant route for the RDP and zCDP variants: ``"auto"`` (the tightest exact route;
         a discrete Gaussian sum over a batch of ~10^5 users takes minutes), or a cheaper one such
         as ``"published"`` (Lemma 3 / Lemma 4 on the released mechanism).
+    budget : float, optional
+        With ``route="auto"``, the largest estimated cost (:meth:`Accountant._pld_cost`) of a ledger
+        answered exactly; costlier ones by the published bound (``message`` says so). ``None``:
+        no limit (a run with ``exact_privacy = "cheap"``, a quick run, passes
+        :data:`learners.privacy.CHEAP_BUDGET`).
     """
     d, sizes = _check_ledgers(learner, ledgers, delta)
     how = route_name(route)
+    if budget is not None:
+        budget = _real("budget", budget, 0.0, open_low=False)
     if learner.name == "se":
         return Privacy(
             "none", "none", math.inf, 0.0, (), None, False, None, None,
@@ -493,10 +501,15 @@ def privacy_of(
     notion = variant.notion if variant is not None else "pure"
     pure = notion == "pure"
     published = _PUBLISHED.get(variant) if variant is not None else None
-    # each ledger by the route (no budget: "auto" is the exact answer at any cost), Lemma 3 / 4 where
-    # the route refuses it
+    # each ledger by the route ("auto" without a budget: the exact answer at any cost), Lemma 3 / 4
+    # where the route refuses it
     answered = privacy.exact(
-        {n: ledgers[n] for n in sizes}, d, "pure" if pure else how, pure=pure, fallback=published, budget=None
+        {n: ledgers[n] for n in sizes},
+        d,
+        "pure" if pure else how,
+        pure=pure,
+        fallback=published,
+        budget=budget,
     )
     per = list(answered.batches)
     holds = variant.hypotheses_hold(learner.epsilon) if variant is not None else True

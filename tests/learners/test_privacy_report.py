@@ -109,6 +109,23 @@ def test_cheap_answers_a_costly_ledger_by_the_published_bound_and_says_so() -> N
 
 
 @pytest.mark.slow
+def test_a_cheap_run_caps_the_mab_headline_too() -> None:
+    """A quick run (exact mode "cheap") answers the headline's "auto" ledgers within the same
+    budget: a costly Skellam ledger by Lemma 3, and the message says so; without a budget, exactly."""
+    learner = mab.make_learner("dist-rdp-se", 0.5, scale=10, growth=2)
+    small = Accountant()
+    mab._protocol(learner, 8, 3000).account(small)
+    capped = mab.privacy_of(learner, {8: small}, DELTA, "auto", budget=0.0)
+    lemma3 = "published:skellam-akl"
+    assert capped.batches == ((8, float(small.epsilon(DELTA, lemma3)), lemma3),)
+    assert "estimated to cost more than 0" in capped.message
+    exact = mab.privacy_of(learner, {8: small}, DELTA, "auto")
+    assert exact.batches == ((8, float(small.epsilon(DELTA)), "pld"),)
+    assert exact.epsilon < capped.epsilon
+    with pytest.raises(ParameterError, match="budget"):
+        mab.privacy_of(learner, {8: small}, DELTA, "auto", budget=-1.0)
+
+
 def test_exact_off_leaves_the_exact_block_out(tmp_path: Path) -> None:
     out = run_experiment(load_config(config(), exact_privacy="off"), tmp_path / "off", progress=False)
     data = summary(out)
