@@ -115,7 +115,7 @@ __all__ = [
     "event_to_dict",
 ]
 
-#: ``"auto"`` computes the PLD route first when its estimated cost (:meth:`Accountant._pld_cost`,
+#: ``"auto"`` computes the PLD route first when its estimated cost (:meth:`Accountant.pld_cost`,
 #: 1-3.5 s per unit measured) is at most this, and otherwise only when the RDP route failed. Chosen
 #: so that the PLD route and then the RDP route (a few seconds for lattice noise) finish within
 #: about 20 s: 10^9 Skellam releases (3.9 units) took 12 s, 10^12 (5.2 units) 28 s.
@@ -459,7 +459,7 @@ class Accountant:
         ``"auto"`` tries ``"pure"`` (free) and the certified routes by expected cost:
 
         1. the PLD route first, when every event has a dominating pair and its estimated cost
-           (:meth:`_pld_cost`, about a second per unit on the reference machine) is at most
+           (:meth:`pld_cost`, about a second per unit on the reference machine) is at most
            :data:`AUTO_PLD_BUDGET`; its precision is raised for a tiny δ (:meth:`_pld`);
         2. the RDP route, unless the PLD's enclosure ``[lo, hi]`` is finite with
            ``hi <= lo (1 + AUTO_MARGIN)``: every certified upper bound is at least the true ε,
@@ -483,7 +483,7 @@ class Accountant:
                 reasons.append(f"{name}: {err}")
 
         attempt("pure")
-        pld_first = self._pld_applies() and self._pld_cost() <= AUTO_PLD_BUDGET
+        pld_first = self._pld_applies() and self.pld_cost() <= AUTO_PLD_BUDGET
         if pld_first:
             attempt("pld")
         exact = tried.get("pld")
@@ -501,7 +501,7 @@ class Accountant:
         best = min(tried, key=lambda k: tried[k].hi)
         return tried[best].answered(best, {k: e.upper for k, e in tried.items()})
 
-    def _pld_cost(self) -> float:
+    def pld_cost(self) -> float:
         """A rough cost of the PLD route, in seconds on the reference machine (2 cores).
 
         A single release with a closed form (Gaussian, Laplace, a discrete Gaussian answered from

@@ -482,7 +482,7 @@ def privacy_of(
         a discrete Gaussian sum over a batch of ~10^5 users takes minutes), or a cheaper one such
         as ``"published"`` (Lemma 3 / Lemma 4 on the released mechanism).
     budget : float, optional
-        With ``route="auto"``, the largest estimated cost (:meth:`Accountant._pld_cost`) of a ledger
+        With ``route="auto"``, the largest estimated cost (:meth:`Accountant.pld_cost`) of a ledger
         answered exactly; costlier ones by the published bound (``message`` says so). ``None``:
         no limit (a run with ``exact_privacy = "cheap"``, a quick run, passes
         :data:`learners.privacy.CHEAP_BUDGET`).
@@ -584,7 +584,7 @@ def exact_privacy(
     discrete Gaussian sums) are answered at ``delta`` by ``mode`` (:func:`learners.privacy.exact`:
     ``"auto"``, the accountant's tightest exact route, whatever the route :func:`privacy_of` was
     asked for; ``"cheap"``; or a route). A ledger the route cannot answer (a Skellam sum too wide
-    for the exact sums), or whose estimated cost (:meth:`Accountant._pld_cost`) exceeds the mode's
+    for the exact sums), or whose estimated cost (:meth:`Accountant.pld_cost`) exceeds the mode's
     budget, is answered by the published bound on its mechanism (Lemma 3 or 4, which hold at
     every ε) and ``message`` says so.
 

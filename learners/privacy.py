@@ -16,7 +16,7 @@ The exact block is answered by the run's **exact mode** (the config's ``exact_pr
 ``--exact-privacy``), one of :data:`EXACT_MODES`:
 
 ``"auto"``     the accountant's tightest exact route, each ledger whose estimated cost
-               (:meth:`Accountant._pld_cost <accounting.accountant.Accountant._pld_cost>`, a
+               (:meth:`Accountant.pld_cost <accounting.accountant.Accountant.pld_cost>`, a
                deterministic function of the ledger) is at most :data:`EXACT_BUDGET` (about 20 s);
                costlier ones by the published bound on the released mechanism where there is one;
 ``"cheap"``    the same with :data:`CHEAP_BUDGET` (well under a second a ledger): the default of
@@ -59,7 +59,7 @@ __all__ = [
     "exact_mode",
 ]
 
-#: The largest estimated cost (:meth:`Accountant._pld_cost`, in "seconds on the reference machine")
+#: The largest estimated cost (:meth:`Accountant.pld_cost`, in "seconds on the reference machine")
 #: of a ledger that mode ``"auto"`` answers exactly. On a 2-core machine, alone, the full-size
 #: ledgers of the shipped figure configs took 2-3.5 s per unit of it (cost 1.9: 4 s; 3.7: 9 s; 4.0:
 #: 14 s, Dist-CDP-SE at n = 2^19; 5.35: 13.5 s, Dist-RDP-SE(s=10) at n = 4^10, T = 10^7, the
@@ -217,7 +217,7 @@ def exact(
             route = "pure"
         elif mode in ("auto", "cheap"):
             route = auto_route
-            if limit is not None and fallback is not None and ledger._pld_cost() > limit:
+            if limit is not None and fallback is not None and ledger.pld_cost() > limit:
                 costly.append(key)
                 route = fallback
         else:
@@ -254,7 +254,7 @@ def exact(
     if costly:
         notes.append(
             f"the exact answer of the ledgers of {what} = {keys(map(str, costly))} is estimated to cost more "
-            f"than {limit:g} (Accountant._pld_cost{', a quick run' if mode == 'cheap' else ''}); they are "
+            f"than {limit:g} (Accountant.pld_cost{', a quick run' if mode == 'cheap' else ''}); they are "
             f"answered by {fallback!r}, the published bound on the released mechanism "
             "(--exact-privacy auto, or `dp-account ledger FILE --route auto`, answers them exactly)"
         )

@@ -117,21 +117,21 @@ def test_single_closed_form_release_costs_nothing() -> None:
     (24σ points, 240 'seconds' at σ = 5e5) sent auto to the RDP route first, 3 s per call."""
     for noise in (DiscreteGaussian(5e5), Gaussian(1.0), Laplace(1.0)):
         acc = Accountant().compose(AdditiveNoise(noise, 1))
-        assert acc._pld_cost() == 0
-    assert Accountant().compose(AdditiveNoise(Gaussian(3.0), 1), 10**30)._pld_cost() == 0
+        assert acc.pld_cost() == 0
+    assert Accountant().compose(AdditiveNoise(Gaussian(3.0), 1), 10**30).pld_cost() == 0
 
 
-def test_pld_cost_of_long_compositions_exceeds_the_budget() -> None:
+def testpld_cost_of_long_compositions_exceeds_the_budget() -> None:
     """10^12 Skellam(100) compositions took 28 s on the PLD route (discrete Laplace 18 s), estimated
     5.2 units: within the old budget of 60, so auto ran them before the RDP route."""
     for noise in (DiscreteGaussian(3), Skellam(100), DiscreteLaplace(10)):
         acc = Accountant().compose(AdditiveNoise(noise, 1), 10**12)
-        assert acc._pld_cost() > AUTO_PLD_BUDGET
+        assert acc.pld_cost() > AUTO_PLD_BUDGET
 
 
-def test_pld_cost_is_infinite_beyond_the_pld_limit() -> None:
+def testpld_cost_is_infinite_beyond_the_pld_limit() -> None:
     acc = Accountant().compose(AdditiveNoise(DiscreteLaplace(10), 1), pld_module.MAX_COMPOSITIONS + 1)
-    assert acc._pld_cost() == math.inf
+    assert acc.pld_cost() == math.inf
 
 
 # -- 4. astronomically many compositions ------------------------------------------------------------

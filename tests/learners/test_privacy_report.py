@@ -88,7 +88,7 @@ def test_cheap_answers_a_costly_ledger_by_the_published_bound_and_says_so() -> N
     wide_learner = mab.make_learner("dist-rdp-se", 0.5, scale=100, growth=4)
     wide = Accountant()
     mab._protocol(wide_learner, 16384, 10**5).account(wide)
-    assert small._pld_cost() <= privacy.CHEAP_BUDGET < wide._pld_cost()
+    assert small.pld_cost() <= privacy.CHEAP_BUDGET < wide.pld_cost()
     got = privacy.exact({8: small, 16384: wide}, DELTA, "cheap", fallback="published:skellam-akl")
     assert [route for _, _, route in got.batches] == ["pld", "published:skellam-akl"]
     assert got.batches[0][1] == float(small.epsilon(DELTA, route="pld"))
