@@ -13,6 +13,11 @@ steps to adjacency) or a signed *excess* ``f`` (``f <= 0`` where the condition h
 monotone, for which regula falsi with the Illinois modification takes far fewer evaluations
 (a calibration evaluates a whole accountant per step); a step that stalls or meets an infinite
 end bisects instead. Searches run on ``x`` or on ``ln x`` (``log=True``, for scale parameters).
+
+Every certified ``ε(δ)`` ends with one more step, :func:`certify_upward`: the upper end is first
+*proposed* (solved in plain arithmetic on a pessimistic curve, so within rounding of the answer)
+and then raised until the upper end of the certified ``δ`` there is at most the target. It is the
+step that makes the upper end certified, so it is written once, here.
 """
 
 from __future__ import annotations
@@ -20,8 +25,13 @@ from __future__ import annotations
 import math
 import struct
 from collections.abc import Callable
+from typing import TypeVar
 
-__all__ = ["largest", "smallest"]
+from mpmath import mp
+
+from accounting._certified import Mpf
+
+__all__ = ["certify_upward", "largest", "smallest"]
 
 _BITS = struct.Struct("<d")
 _INTS = struct.Struct("<q")
@@ -164,3 +174,77 @@ def largest(
     """
     _bracket(lo, hi, False)
     return -smallest(lambda y: condition(-y), -hi, -lo, rtol=rtol, max_steps=max_steps)
+
+
+#: A candidate of :func:`certify_upward`: an ``mpf`` (raised in the working precision) or a float.
+Candidate = TypeVar("Candidate", Mpf, float)
+
+
+def certify_upward(
+    candidate: Candidate,
+    certified: Callable[[Candidate], bool],
+    *,
+    nudge_exponent: int | None = None,
+    growth: int = 2,
+    max_tries: int = 200,
+    ceiling: Candidate | None = None,
+    what: str = "the upper end of ε(δ)",
+) -> Candidate:
+    """The first of ``candidate``, ``candidate + n``, ``candidate + n + growth·n``, ... that is
+    ``certified``: the upward step that turns a proposed upper end of ``ε(δ)`` into a certified one.
+
+    A proposed upper end solves ``δ(ε) = target`` in plain (rounded) arithmetic, so the certified
+    ``δ`` there may exceed the target by a few units of the last place. It is raised by a nudge
+    ``n = max(1, candidate)·2^nudge_exponent`` that grows geometrically, so a candidate a few ulps
+    short costs a try or two and one that is far off still ends in a bounded number of tries.
+
+    Parameters
+    ----------
+    candidate : mpf or float
+        The proposed upper end, ``>= 0``. An ``mpf`` is raised in the working precision
+        (:data:`mpmath.mp`), a float in float arithmetic.
+    certified : callable
+        ``candidate -> bool``: whether the *upper* end of the certified ``δ`` at ``candidate`` (the
+        pessimistic side, rounded up) is at most the target. Only that end makes the returned
+        value an upper bound on ``ε(δ)``: a lower end, or an optimistic curve, would accept a
+        candidate whose true ``δ`` is still above the target.
+    nudge_exponent : int, optional
+        The first nudge is ``max(1, candidate)·2^nudge_exponent``. By default ``16 - mp.prec``:
+        16 bits above the last place of the working precision, a few times the rounding of a
+        proposal computed there. A float candidate needs its own (its last place is ``2^-52``).
+    growth : int
+        The factor by which the nudge grows after each refused try.
+    max_tries : int
+        A bound on the evaluations of ``certified``.
+    ceiling : mpf or float, optional
+        An upper end already certified by other means. A candidate at or above it is not
+        evaluated, and it is returned in place of an error when the tries run out.
+
+    Returns
+    -------
+    mpf or float
+        The first candidate of the sequence that is ``certified`` (or ``ceiling``, see there).
+
+    Raises
+    ------
+    AssertionError
+        When ``max_tries`` candidates are refused and there is no ``ceiling``: the certified
+        ``δ`` falls to the target within a few ulps of a correct proposal, so this is a bug (or a
+        ``certified`` that can never hold), not a property of the input.
+    """
+    exponent = 16 - mp.prec if nudge_exponent is None else nudge_exponent
+    # ldexp is exact in both arithmetics (a power-of-two scaling), so the nudges are too.
+    if isinstance(candidate, float):
+        nudge = math.ldexp(max(1.0, candidate), exponent)
+    else:
+        nudge = mp.ldexp(max(mp.one, candidate), exponent)
+    for _ in range(max_tries):
+        if ceiling is not None and candidate >= ceiling:
+            return ceiling
+        if certified(candidate):
+            return candidate
+        candidate += nudge
+        nudge *= growth
+    if ceiling is not None:
+        return ceiling
+    raise AssertionError(f"could not certify {what} in {max_tries} tries")

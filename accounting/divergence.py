@@ -35,6 +35,7 @@ from mpmath import iv, mp
 
 from accounting import _validate as v
 from accounting._certified import Enclosure, Interval, Mpf, lower, precision, upper
+from accounting._search import certify_upward
 from accounting.errors import UnsupportedError
 from accounting.noise import DEFAULT_DPS, DiscreteGaussian, LatticeNoise, Shifted
 
@@ -210,15 +211,12 @@ def epsilon_for_delta(p: LatticeNoise, q: LatticeNoise, delta: float, dps: int =
         if hi_inf > dm:
             return Enclosure(eps_lo, mp.inf)
         candidate, _ = _prefix_epsilon(hi_pairs, hi_inf, dm)
-        nudge = mp.ldexp(max(mp.one, candidate), -iv.prec + 16)
-        for _ in range(200):
-            if upper(_envelope(hi_pairs, hi_inf, candidate)) <= dm:
-                break
-            candidate += nudge
-            nudge *= 2
-        else:  # pragma: no cover - the candidate is within a few ulps by construction
-            raise AssertionError("could not certify the upper end of ε(δ)")
-        return Enclosure(min(eps_lo, candidate), candidate)
+
+        def certified(epsilon: Mpf) -> bool:
+            return bool(upper(_envelope(hi_pairs, hi_inf, epsilon)) <= dm)
+
+        hi = certify_upward(candidate, certified, what="the upper end of ε(δ)")
+        return Enclosure(min(eps_lo, hi), hi)
 
 
 def _envelope(pairs: list[tuple[Mpf, Mpf]], constant: Mpf, epsilon: Mpf) -> Interval:
@@ -440,14 +438,14 @@ def discrete_gaussian_epsilon(
                 best_t, best = t, candidate
                 t += step
         eps_lo = mp.zero if best is None else max(mp.zero, lower(best))
-        candidate_hi = mp.mpf(guess) if best is None else max(mp.zero, upper(best))
-        nudge = mp.ldexp(max(mp.one, candidate_hi), -iv.prec + 16)
-        for _ in range(200):
-            if upper(_dg_delta(noise, k, _exact_fraction(candidate_hi))) <= d:
-                return Enclosure(min(eps_lo, candidate_hi), candidate_hi)
-            candidate_hi += nudge
-            nudge *= 2
-        raise AssertionError("could not certify the discrete Gaussian's ε(δ)")  # pragma: no cover
+        candidate = mp.mpf(guess) if best is None else max(mp.zero, upper(best))
+
+        def certified(epsilon: Mpf) -> bool:
+            # δ at the exact binary value of the candidate: the ε that is returned.
+            return bool(upper(_dg_delta(noise, k, _exact_fraction(epsilon))) <= d)
+
+        hi = certify_upward(candidate, certified, what="the discrete Gaussian's ε(δ)")
+        return Enclosure(min(eps_lo, hi), hi)
 
 
 def _exact_fraction(x: Mpf) -> Fraction:

@@ -149,7 +149,7 @@ from accounting._certified import (
     to_interval,
     upper,
 )
-from accounting._search import largest
+from accounting._search import certify_upward, largest
 from accounting.divergence import _check_size, _tables
 from accounting.errors import ParameterError, ParameterTypeError, UnsupportedError, UnsupportedEventError
 from accounting.mechanisms import AdditiveNoise, ApproxDP, DistributedSum, Mechanism, PureDP
@@ -1056,15 +1056,12 @@ class PrivacyLossDistribution:
         if value is None:
             return max(mp.zero, fallback)
         candidate = max(mp.zero, upper(value))
-        nudge = mp.ldexp(max(mp.one, abs(candidate)), -iv.prec + 16)
-        for _ in range(24):
-            if candidate >= fallback:
-                break
-            if self._delta_side(candidate, pessimistic=True) <= dm:
-                return candidate
-            candidate += nudge
-            nudge *= 4
-        return max(mp.zero, fallback)
+
+        def certified(epsilon: Mpf) -> bool:
+            return bool(self._delta_side(epsilon, pessimistic=True) <= dm)
+
+        # The grid loss is already certified: a few fast-growing nudges, then settle for it.
+        return max(mp.zero, certify_upward(candidate, certified, growth=4, max_tries=24, ceiling=fallback))
 
     def _epsilon_lower(self, delta: float) -> Mpf:
         grid, sums = self.optimistic, self._optimistic_sums

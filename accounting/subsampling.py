@@ -114,6 +114,7 @@ from accounting._certified import (
     to_mpf,
     upper,
 )
+from accounting._search import certify_upward
 from accounting.divergence import _holder_mass, epsilon_for_delta, hockey_stick, renyi_sum
 from accounting.errors import ParameterError, ParameterTypeError, UnsupportedError, UnsupportedEventError
 from accounting.mechanisms import AdditiveNoise, DistributedSum
@@ -816,11 +817,13 @@ class MixturePair:
                     b = mid
             if top is not None and lower(self.loss(iv.mpf(b))) >= upper(top):
                 b = a  # past the flat top: the threshold set at the last point below it
-            candidate = float_up(max(mp.zero, upper(self.loss(iv.mpf(b)))))
-            nudge = max(1.0, candidate) * 2.0**-44
-            while self.delta(candidate, dps).hi > d:
-                candidate += nudge
-                nudge *= 2
+            proposal = float_up(max(mp.zero, upper(self.loss(iv.mpf(b)))))
+
+            def certified(epsilon: float) -> bool:
+                return bool(self.delta(epsilon, dps).hi <= d)
+
+            # ε stays a float here, raised in float arithmetic from 2^-44 relative (2^8 of its ulps).
+            candidate = certify_upward(proposal, certified, nudge_exponent=-44, what="the mixture's ε(δ)")
             (_, _, p_top), (_, _, q_top) = self._three_masses(a, a)
             eps_lo = mp.zero
             if lower(p_top) > dm and lower(q_top) > 0:
