@@ -1,6 +1,6 @@
-"""Real-data bandit instances: arms are K-means clusters of a learning-to-rank data set (spec §7.3).
+"""Real-data bandit instances: arms are K-means clusters of a learning-to-rank data set.
 
-The distributed MAB paper (Chowdhury & Zhou 2023, §7 and App. J; spec §7.3) builds a real-data
+The distributed MAB paper (Chowdhury & Zhou 2023, §7 and App. J) builds a real-data
 instance from Microsoft's MSLR-WEB10K: 1,200,192 query-url rows with a relevance label in
 ``{0, ..., 4}`` and 136 features, clustered by K-means into ``K = 50`` clusters; each cluster is an
 arm whose mean is the empirical mean of its rows' labels.
@@ -317,12 +317,12 @@ def cluster_instance(
 
 
 def mslr_instance(path: str | os.PathLike[str], clusters: int = 50, seed: int = 0) -> ClusteredArms:
-    """The real-data instance of spec §7.3 from an MSLR-WEB10K file.
+    """The real-data instance of Chowdhury & Zhou (2023), §7 (Figure 1(d)-(f)), from an MSLR-WEB10K file.
 
     Reads ``path`` with :func:`load_letor`, clusters the rows with :func:`cluster_instance`, and makes
     each cluster an arm whose pull returns ``label / 4`` of a uniformly random row of the cluster.
 
-    The paper leaves these choices open (spec §7.3, [UNSPEC]); the ones made here are:
+    The paper leaves these choices unspecified; the ones made here are:
 
     * **features** — all feature columns (136 in MSLR-WEB10K), standardized to unit variance
       (MSLR features span many orders of magnitude; unscaled, a few count features would decide
@@ -421,7 +421,8 @@ def _code_feature_sets() -> dict[str, tuple[int, ...]]:
     return {"title": tuple(title), "body": tuple(body)}
 
 
-#: The paper's feature sets (spec §8.3 [C]) as columns of the authors' feature matrix: column 0 is
+#: The feature sets of Zhou & Chowdhury (2024), §6 (as the authors' code selects them) as columns
+#: of the authors' feature matrix: column 0 is
 #: their constant intercept 0.01, column ``j >= 1`` is MSLR-WEB10K feature ``j`` (1-based, as in
 #: the file). ``"title"`` (the code's ``anchorURL``) has ``d = 57``, ``"body"`` (``bodyDoc``) 78.
 FEATURE_SETS: dict[str, tuple[int, ...]] = _code_feature_sets()
@@ -520,7 +521,7 @@ def query_instance(
     *,
     source: str = "",
 ) -> QueryInstance:
-    """A federated linear bandit instance from learning-to-rank rows (spec §8.3, the authors' recipe).
+    """A federated linear bandit instance from learning-to-rank rows (Zhou & Chowdhury 2024, §6, App. H).
 
     1. **Queries.** Consecutive rows with the same query id form a query (a new query starts
        wherever the id changes, as the authors' loader reads the file); its rows are its documents.
@@ -537,7 +538,7 @@ def query_instance(
     5. **Rewards.** ``"model"``: a document pays ``⟨raw features, θ*⟩`` (the code's ``rt = μ``), with
        no noise; ``"label"``: it pays its relevance label. Regret is against the best document of
        the query (the largest reward). The learner sees the **row-normalized** features
-       ``x/‖x‖``, so either reward is non-linear in what it sees (spec §8.3 [O], §10.11).
+       ``x/‖x‖``, so either reward is non-linear in what it sees (our observation; the paper does not say so).
 
     Parameters
     ----------
@@ -630,7 +631,7 @@ def mslr_linear_instance(
     reward: str = "model",
     seed: int = 0,
 ) -> QueryInstance:
-    """The real-data instance of spec §8.3 from an MSLR-WEB10K file (:func:`query_instance`).
+    """The real-data instance of Zhou & Chowdhury (2024), §6, from an MSLR file (:func:`query_instance`).
 
     The paper's main instance is ``features="title"`` (``d = 57``) with ``agents = 10`` (Figure 2(c));
     Figure 3(c) uses ``"body"`` (``d = 78``). MSLR-WEB10K has 10,000 queries with 1 to 908

@@ -9,18 +9,19 @@ explicit :class:`numpy.random.Generator`. Every reward is the inverse CDF of its
 **The reward table and common random numbers.** A run of one repetition reads its rewards from a
 :class:`RewardTable`: the reward ``r_t(a)`` of *every* arm ``a`` at *every* round ``t``, drawn
 independently across arms and rounds — the released code of the distributed MAB paper draws one
-reward vector per round (spec §7.1), and the realized regret ``Σ_t r_t(a*) - r_t(a_t)`` is defined
-on it. The table is never materialized: its uniforms come from a counter-based generator (Philox)
-keyed per repetition, the uniforms of arm ``a`` at rounds ``t`` being the outputs at counters
-``(t // 4, a, 0, 0)``, so any block of any column is computed on demand, in chunks, and only the
-columns a run reads (the arm it pulls and the best arm) are ever drawn. Algorithms given the same
-key read the same table: the comparison between them uses common random numbers.
+reward vector per round (Chowdhury & Zhou (2023), §7), and the realized regret
+``Σ_t r_t(a*) - r_t(a_t)`` is defined on it. The table is never materialized: its uniforms come
+from a counter-based generator (Philox) keyed per repetition, the uniforms of arm ``a`` at rounds
+``t`` being the outputs at counters ``(t // 4, a, 0, 0)``, so any block of any column is computed
+on demand, in chunks, and only the columns a run reads (the arm it pulls and the best arm) are
+ever drawn. Algorithms given the same key read the same table: the comparison between them uses
+common random numbers.
 
-Instances of the distributed MAB paper (spec §7.2): Gaussian rewards with standard deviation 0.1
-*clipped* to ``[0, 1]`` (the released code clips and does not resample), with means i.i.d.
-``Uniform[0.25, 0.75]`` (easy) or ``Uniform[0.45, 0.55]`` (hard). Clipping changes the mean of an
-arm; :attr:`MABInstance.means` is the exact mean of the clipped law, so gaps and pseudo-regret
-refer to what the learner actually faces.
+Instances of the distributed MAB paper (Chowdhury & Zhou (2023), §7 and App. J): Gaussian
+rewards with standard deviation 0.1 *clipped* to ``[0, 1]`` (the released code clips and does not
+resample), with means i.i.d. ``Uniform[0.25, 0.75]`` (easy) or ``Uniform[0.45, 0.55]`` (hard).
+Clipping changes the mean of an arm; :attr:`MABInstance.means` is the exact mean of the clipped
+law, so gaps and pseudo-regret refer to what the learner actually faces.
 """
 
 from __future__ import annotations
@@ -136,7 +137,8 @@ def _clipped_normal_mean(mu: float, sd: float) -> float:
 
 @dataclass(frozen=True)
 class ClippedGaussianArms(MABInstance):
-    """Rewards ``clip(N(μ_a, sd²), 0, 1)`` (spec §7.2); ``locations`` are the ``μ_a`` before clipping."""
+    """Rewards ``clip(N(μ_a, sd²), 0, 1)`` (Chowdhury & Zhou (2023), §7); ``locations`` are the ``μ_a``
+    before clipping."""
 
     locations: tuple[float, ...]
     sd: float = 0.1
@@ -206,11 +208,11 @@ class RewardTable:
     """The rewards of every arm at every round of one repetition, computed on demand.
 
     ``r_t(a) = instance.reward(a, U[t, a])`` with ``U[t, a]`` i.i.d. uniform on ``[0, 1)``:
-    independent across arms and rounds (spec §7.1: the released code draws one reward vector per
-    round). ``U[., a]`` is the stream of a Philox generator keyed by ``key`` with counter
-    ``(j, a, 0, 0)`` for the four uniforms of rounds ``4j .. 4j + 3``; any block of a column is
-    therefore read without drawing the rest of the table, and reading a column in pieces gives
-    the same numbers as reading it at once.
+    independent across arms and rounds (as the released code of Chowdhury & Zhou (2023), §7, draws
+    one reward vector per round). ``U[., a]`` is the stream of a Philox generator keyed by ``key``
+    with counter ``(j, a, 0, 0)`` for the four uniforms of rounds ``4j .. 4j + 3``; any block of a
+    column is therefore read without drawing the rest of the table, and reading a column in pieces
+    gives the same numbers as reading it at once.
 
     Attributes
     ----------
@@ -262,12 +264,14 @@ class RewardTable:
 
 
 def gaussian_easy(rng: np.random.Generator, arms: int = 10) -> ClippedGaussianArms:
-    """The easy instance of spec §7.2: locations i.i.d. ``Uniform[0.25, 0.75]``, sd 0.1, clipped."""
+    """The easy instance of Chowdhury & Zhou (2023), §7: locations i.i.d. ``Uniform[0.25, 0.75]``,
+    sd 0.1, clipped."""
     return ClippedGaussianArms(tuple(0.25 + 0.5 * rng.random(_arms(arms))))
 
 
 def gaussian_hard(rng: np.random.Generator, arms: int = 10) -> ClippedGaussianArms:
-    """The hard instance of spec §7.2: locations i.i.d. ``Uniform[0.45, 0.55]``, sd 0.1, clipped."""
+    """The hard instance of Chowdhury & Zhou (2023), §7: locations i.i.d. ``Uniform[0.45, 0.55]``,
+    sd 0.1, clipped."""
     return ClippedGaussianArms(tuple(0.45 + 0.1 * rng.random(_arms(arms))))
 
 

@@ -36,9 +36,10 @@ multiplier ``z``:
 * ``calibration="classic"``: the paper's formulas (Dwork–Roth Thm A.1, proved only for ``ε < 1``,
   P7): Algorithm 1 ``σ = 2B sqrt(2 ln(1.25/δ))/ε``; Algorithm 2 ``σ = 2G sqrt(2 ln(1.25/δ))/ε``;
   Algorithm 5 ``σ = (2 + 2Y) sqrt(2 ln(1.25/δ))/ε`` (one mechanism on the concatenated message,
-  sensitivity ``2 + 2Y`` by the triangle inequality, ``6`` at the paper's ``|y| <= Y = 2``, spec
-  §4.2 σ_5 [RECON]); Algorithm 3 :func:`composed_sigmas` (``k = 3`` messages at ``(ε/3, δ/3)``:
-  ``σ = 6 sqrt(2 ln(3.75/δ))/ε``, gradient noise ``Cσ``, spec §7.1);
+  sensitivity ``2 + 2Y`` by the triangle inequality, ``6`` at the paper's ``|y| <= Y = 2``: our
+  reconstruction of Algorithm 5's σ, lost with the appendix, from the official code's README);
+  Algorithm 3 :func:`composed_sigmas` (``k = 3`` messages at ``(ε/3, δ/3)``:
+  ``σ = 6 sqrt(2 ln(3.75/δ))/ε``, gradient noise ``Cσ``, as printed in Algorithm 3, §4.2);
 * ``delta=None`` (Algorithms 1 and 2 only): pure ε-LDP by the Laplace mechanism, scale ``Δ/ε``;
 * ``mechanism="randomized-response"`` (Algorithm 1 only): pure ε-LDP by randomized response; the
   user rounds the loss to a bit of the loss range (Bernoulli arms: the loss itself) and flips it
@@ -67,8 +68,9 @@ off-diagonal variance, i.e. the better mechanism. The mirrored upper triangle is
 because the spec's tests and the paper's Algorithms 3 and 5 specify it.
 
 **Modes** (``mode``). ``"paper"`` (default): the formulas above and the bonus
-``β ‖x‖_{Ṽ^{-1}}``. ``"code"`` (``ldp-linucb`` only): the official code's constants (spec §6.2,
-P6), for reproducing its figures: ``σ = (2 + 2Y) sqrt(ln(1.25/δ))/ε`` — at its ``Y = 1``
+``β ‖x‖_{Ṽ^{-1}}``. ``"code"`` (``ldp-linucb`` only): the constants of the authors' official code
+(``huang-research-group/LDPbandit2020``, its MovieLens-100K run; the paper has no experiments),
+for reproducing its figures: ``σ = (2 + 2Y) sqrt(ln(1.25/δ))/ε`` — at its ``Y = 1``
 exactly the code's ``4 sqrt(ln(1.25/δ))/ε``, a factor ``√2`` below what its README states —
 the bonus ``β xᵀṼ^{-1}x`` without the square root, ``Ṽ_0 = 0.1 I`` and ``β_t`` (not ``β_{t-1}``)
 at round ``t``. It does **not** meet its stated ``(ε, δ)`` in general: :func:`code_mode_check`
@@ -78,12 +80,13 @@ sensitivity ``4`` the code states, 4.75·10¹⁰ at this module's block sensitiv
 :attr:`Privacy` reports the exact ε of what it released in every mode.
 
 **Algorithm 1** (:func:`run` with ``one-point``). The base learner is told the virtual range
-``B' = B + σ sqrt(2 ln(2T/δ))`` (Laplace: ``B + b ln(2T)``; spec §2.4, P9) and tunes its steps for
+``B' = B + σ sqrt(2 ln(2T/δ))`` (Laplace: ``B + b ln(2T)``; the virtual range of the proof of
+Theorem 3, §3.1, our reconstruction: the bound's display is lost) and tunes its steps for
 it. Bases ([REF], written from the cited papers' algorithms; tunings [DERIVED], overridable):
 
 * :class:`FKM` (convex, Lipschitz; Flaxman–Kalai–McMahan 2005): ``x_t = y_t + ρu_t``,
   ``g_t = (d/ρ) v_t u_t``, ``y ← Π_{(1-ρ)B}(y − ηg)``; ``ρ = ρ_0 T^{-1/4}``,
-  ``η = ρ/(d B' sqrt(T))`` (spec §2.5.1);
+  ``η = ρ/(d B' sqrt(T))`` (FKM's tuning at range ``B'``, derived here);
 * :class:`ADXOnePoint` (``μ``-strongly convex; Agarwal–Dekel–Xiao 2010 one-point): the same loop
   with ``η_t = 1/(μt)``, ``ρ = ρ_0 T^{-1/3}``;
 * :class:`SahaTewari` (convex, ``β``-smooth; Saha & Tewari 2011) and :class:`HazanLevy`
@@ -93,30 +96,32 @@ it. Bases ([REF], written from the cited papers' algorithms; tunings [DERIVED], 
   ``g_t = d v_t A_t^{-1} u_t`` and FTRL steps, in closed form for Saha–Tewari and by a vectorized
   bisection on ``‖y‖`` for Hazan–Levy; ``η = sqrt(ln T)/(d B' T^{2/3})`` and
   ``η = sqrt((1 + 2(β/μ) ln T)/(4 d² B'² T))`` [DERIVED constants];
-* :class:`UCB` (stochastic MAB, the stochastic half of spec §2.5's MAB row; Tsallis-INF is not
-  implemented): lower confidence bound on the noisy mean loss with the sub-Gaussian scale
+* :class:`UCB` (stochastic MAB, the stochastic half of the MAB row of Table 1 / Appendix B.1;
+  Tsallis-INF is not implemented): lower confidence bound on the noisy mean loss with the sub-Gaussian scale
   ``sqrt(B² + sd²)`` of a noisy value, radius ``s sqrt(4 ln T / n)``.
 
-**Algorithm 2** (``two-point``, spec §3): ``ρ = ln T / T``, ``ξ = ρ/r`` (``r = 1``), ``η = 1/√T``
+**Algorithm 2** (``two-point``, §3.2): ``ρ = ln T / T``, ``ξ = ρ/r`` (``r = 1``), ``η = 1/√T``
 or ``η_t = 1/(μt)`` when ``strong_convexity`` is given (Theorem 6's choices [RECON]); the
 estimator is ``g_t = (d/(2ρ)) m_t u_t`` with ``m_t`` computed in float64 from the two values,
 whose noise term ``d (n_tᵀu_t) u_t`` does not grow as ``ρ → 0`` (P10).
 
-**Algorithm 5** (``ldp-linucb``, spec §4.2). ``Υ_t = σ√t (4√d + 2 ln(2T/α))``, ``c_t = 2Υ_t``,
+**Algorithm 5** (``ldp-linucb``, §4.1 and Appendix D). ``Υ_t = σ√t (4√d + 2 ln(2T/α))``, ``c_t = 2Υ_t``,
 ``Ṽ_t = V_t + c_t I``, ``θ̃_t = Ṽ_t^{-1} u_t``; at round ``t`` the user plays
 ``argmax ⟨θ̃_{t-1}, x⟩ + β_{t-1} ‖x‖_{Ṽ_{t-1}^{-1}}`` (lowest index on ties, P17). ``radius="code"``
 (the default of ``mode="code"``): the official code's
 ``β_t = 2σ sqrt(d ln T) + (sqrt(3Υ_t) + σ sqrt(dt/Υ_t)) d ln T`` [CODE, the only available source
-of the appendix's formula]; ``radius="derived"`` (the default of ``mode="paper"``): spec §4.2's
-first-principles radius (the code's ``β`` with the paper's square-root bonus over-explores: linear
-regret up to ``T = 32000`` on the synthetic instance). Round 1 (P4, choice (a)):
+of the appendix's formula]; ``radius="derived"`` (the default of ``mode="paper"``): a
+first-principles radius derived here (self-normalized bound plus the noise terms) (the code's
+``β`` with the paper's square-root bonus over-explores: linear regret up to ``T = 32000`` on the
+synthetic instance). Round 1 (P4, choice (a)):
 ``Ṽ_0 = c_1 I``, ``θ̃_0 = 0`` and ``β_0 := β_1``.
 ``Ṽ`` can be indefinite (P3): the quadratic form is clamped at 0 before the square root and the
 rounds where that happened are counted (:attr:`RunResult.indefinite`). ``Ṽ^{-1}`` is a fresh
 inverse every round (``c_t`` changes every round, P14).
 
-**Algorithm 3** (``ldp-glm``, spec §4.4): ``θ̂_1 = 0``, ``ζ = 1/√T`` (``step``),
-``β_t = sqrt(κ C σ sqrt(d t)/μ)`` (``κ = radius_scale``; spec's [RECON] ``β_t² = O(Cσ sqrt(dt)/μ)``),
+**Algorithm 3** (``ldp-glm``, §4.2): ``θ̂_1 = 0``, ``ζ = 1/√T`` (``step``),
+``β_t = sqrt(κ C σ sqrt(d t)/μ)`` (``κ = radius_scale``; our reconstruction of the paper's
+truncated ``β_t² = O(Cσ sqrt(dt)/μ)``),
 ``μ, C`` of the link (:func:`learners.ldp_instances.link_constants`: logistic ``0.19661, 1``;
 Poisson ``e^{-1}, e``); the user clips ``g(xᵀθ̂) − y`` to ``[-C, C]`` (P15; needed for the Poisson
 link), and ``θ̂_{t+1} = Π_W(θ̂_t − ζ(∇ℓ_t(θ̂_t) + r_t))`` on the unit ball ``W``.
@@ -128,7 +133,7 @@ Algorithm 2 the sensitivity ``4ρG`` and the noise ``2ρσ`` scale together), wi
 ``AdditiveNoise`` event per message block; :attr:`RunResult.privacy` is its exact ε at δ.
 
 **Regret.** ``pseudo_regret``: Algorithms 1, 2: ``Σ_t f(x_t) − f(x*)`` on the mean loss (the mean
-of the two points for Algorithm 2); contextual: ``Σ_t g(x_{t,*}ᵀθ*) − g(x_tᵀθ*)`` (spec §4.1).
+of the two points for Algorithm 2); contextual: ``Σ_t g(x_{t,*}ᵀθ*) − g(x_tᵀθ*)`` (§4).
 ``realized_regret``: ``Σ_t f_t(x_t) − f_t(x*)`` (MAB: ``Σ_t f_t(a_t) − μ*``), contextual
 ``Σ_t g(x_{t,*}ᵀθ*) − y_t`` with the rewards observed (unclipped).
 
@@ -251,7 +256,7 @@ MATRIX_SENSITIVITY = math.sqrt(2.0)
 
 
 # ---------------------------------------------------------------------------------------
-# Calibration helpers (spec §1.3, §7.1)
+# Calibration helpers (Zheng et al. (2020), Preliminaries: the Gaussian mechanism; basic composition)
 # ---------------------------------------------------------------------------------------
 
 
@@ -265,7 +270,7 @@ def gaussian_multiplier(epsilon: float, delta: float) -> float:
 
 
 def classic_sigma(epsilon: float, delta: float, sensitivity: float = 1.0) -> float:
-    """Dwork–Roth's ``σ = Δ sqrt(2 ln(1.25/δ))/ε`` (Thm A.1; spec §1.3), rounded up.
+    """Dwork–Roth's ``σ = Δ sqrt(2 ln(1.25/δ))/ε`` (Thm A.1; Zheng et al. (2020), Preliminaries), rounded up.
 
     :func:`accounting.bounds.gaussian_sigma_classic` refuses ``ε >= 1`` (the theorem's range);
     the formula is evaluated there through ``σ(ε, δ, Δ) = σ(ε/2^m, δ, Δ/2^m)`` (exact divisions):
@@ -283,7 +288,8 @@ def composed_sigmas(
 ) -> tuple[float, ...]:
     """Noise of ``k`` messages of ℓ2 sensitivities ``Δ_1..Δ_k`` released together ``(ε, δ)``-LDP.
 
-    ``"classic"`` (spec §7.1): basic composition of ``k`` mechanisms at ``(ε/k, δ/k)``,
+    ``"classic"`` (the calibration behind Algorithm 3's printed σ, Zheng et al. (2020), §4.2): basic
+    composition of ``k`` mechanisms at ``(ε/k, δ/k)``,
     ``σ_i = k Δ_i sqrt(2 ln(1.25k/δ))/ε`` (``k = 3``, ``Δ = 2``: Algorithm 3's
     ``6 sqrt(2 ln(3.75/δ))/ε``; ``k = 1``, ``Δ = 2B``: Algorithm 1's). ``"exact"``: the messages
     as one Gaussian mechanism, ``σ_i = z Δ_i √k`` with :func:`gaussian_multiplier` ``z`` (their
@@ -305,7 +311,7 @@ def composed_sigmas(
 
 def code_sigma(epsilon: float, delta: float, reward_bound: float = 1.0) -> float:
     """The official code's ``σ = (2 + 2Y) sqrt(ln(1.25/δ))/ε`` (``4 sqrt(ln(1.25/δ))/ε`` at ``Y = 1``),
-    without the 2 under the square root that its README states (spec §6.2, P6(i))."""
+    without the 2 under the square root that its README states (``LDPbandit2020``, ``src/linucb.py``)."""
     eps = v.positive("epsilon", epsilon)
     d = v.open_unit("delta", delta)
     Y = v.positive("reward_bound", reward_bound)
@@ -313,7 +319,8 @@ def code_sigma(epsilon: float, delta: float, reward_bound: float = 1.0) -> float
 
 
 def upsilon(sigma: float, t: float, dim: int, horizon: int, alpha: float) -> float:
-    """``Υ_t = σ √t (4√d + 2 ln(2T/α))`` (spec §4.2, §7.3)."""
+    """``Υ_t = σ √t (4√d + 2 ln(2T/α))`` (Zheng et al. (2020), Algorithm 3's notation, §4.2): a
+    high-probability bound on the spectral norm of the summed symmetric noise."""
     return sigma * math.sqrt(t) * (4 * math.sqrt(dim) + 2 * math.log(2 * horizon / alpha))
 
 
@@ -388,7 +395,7 @@ class Feedback:
     """What a one-point base learner is told about the values it will observe (Algorithm 1).
 
     ``dim`` (``d``; the number of arms for a MAB base), ``horizon`` ``T``, ``bound`` ``B`` of the
-    clipped loss, ``noise_sd`` of the privacy noise, ``virtual_range`` ``B'`` (spec §2.4),
+    clipped loss, ``noise_sd`` of the privacy noise, ``virtual_range`` ``B'`` (the proof of Theorem 3),
     ``lipschitz`` ``G`` (``0`` if unknown).
     """
 
@@ -415,7 +422,8 @@ class OnePointState(Protocol):
 
 @runtime_checkable
 class OnePointBase(Protocol):
-    """A non-private one-point bandit algorithm ``A`` (spec §2.1): the black box of Algorithm 1."""
+    """A non-private one-point bandit algorithm ``A`` (Zheng et al. (2020), §3.1): the black box of
+    Algorithm 1."""
 
     @property
     def name(self) -> str: ...
@@ -437,7 +445,8 @@ def one_point_gradient(values: FloatArray, u: FloatArray, rho: float) -> FloatAr
 
 
 def two_point_gradient(messages: FloatArray, u: FloatArray, rho: float) -> FloatArray:
-    """ADX's two-point estimator ``(d/(2ρ)) m u`` (spec §3.2-3.3)."""
+    """ADX's two-point estimator ``(d/(2ρ)) m u`` (Zheng et al. (2020), Algorithms 2 and 4; Agarwal,
+    Dekel & Xiao 2010)."""
     d = u.shape[-1]
     return np.asarray((d / (2 * rho)) * messages[:, None] * u, dtype=np.float64)
 
@@ -467,7 +476,8 @@ class FKM:
     """Flaxman–Kalai–McMahan one-point gradient descent (convex, Lipschitz) on the unit ball.
 
     ``rho = None``: ``ρ = min(0.5, ρ_0 T^{-1/4})`` with ``ρ_0 = rho0``; ``eta = None``:
-    ``η = ρ/(d B' sqrt(T))`` ([DERIVED] tuning of spec §2.5.1 with ``R = 1``).
+    ``η = ρ/(d B' sqrt(T))`` (a tuning derived here of Flaxman, Kalai & McMahan (2005) at the range
+    ``B'``, with ``R = 1``).
     """
 
     rho: float | None = None
@@ -493,7 +503,8 @@ class FKM:
 @dataclass(frozen=True)
 class ADXOnePoint:
     """Agarwal–Dekel–Xiao's one-point method for ``μ``-strongly convex losses: FKM's loop with
-    ``η_t = 1/(μt)`` and ``ρ = min(0.5, ρ_0 T^{-1/3})`` (spec §2.5.1)."""
+    ``η_t = 1/(μt)`` and ``ρ = min(0.5, ρ_0 T^{-1/3})`` (Agarwal, Dekel & Xiao (2010), as named in
+    Zheng et al. (2020), Table 1)."""
 
     mu: float
     rho: float | None = None
@@ -854,7 +865,8 @@ def make_learner(name: str, epsilon: float | None = None, **params: Any) -> Lear
 class Message:
     """One block of a user's release: its ℓ2 sensitivity and the noise added to each coordinate.
 
-    The ledger holds what the users add (issue 24: never a stand-in computed beside the draw), so the
+    The ledger holds what the users add (never a stand-in computed beside the draw, which could
+    drift from it), so the
     block's released noise ``sd`` is derived from the number that scales the draw:
 
     * ``draw_sd``: what every drawn coordinate is scaled by, the sd of a Gaussian or the scale of a
@@ -1072,7 +1084,8 @@ def _mirror(packed: FloatArray, dim: int) -> FloatArray:
 
 
 def symmetric_noise(rng: np.random.Generator, shape: tuple[int, ...], dim: int, sigma: float) -> FloatArray:
-    """``B_t`` (spec §4.2, P2): ``B(i, j)`` i.i.d. ``N(0, σ²)`` for ``i <= j``, ``B(j, i) = B(i, j)``.
+    """``B_t`` (Zheng et al. (2020), Algorithms 3 and 5): ``B(i, j)`` i.i.d. ``N(0, σ²)`` for ``i <= j``,
+    ``B(j, i) = B(i, j)``.
 
     Exactly symmetric, every entry (the diagonal included) of variance ``σ²``. Shape ``shape + (d, d)``.
     """
@@ -1373,7 +1386,7 @@ class _Curves:
 
 
 def _virtual_range(bound: float, noise: Noise, horizon: int, delta: float | None) -> float:
-    """``B' = B + σ sqrt(2 ln(2T/δ))`` (spec §2.4; Laplace: ``B + b ln(2T)``, the value exceeded
+    """``B' = B + σ sqrt(2 ln(2T/δ))`` (the proof of Theorem 3; Laplace: ``B + b ln(2T)``, the value exceeded
     with probability ``1/(2T)`` a round)."""
     if noise.kind == "none":
         return bound
@@ -1489,7 +1502,7 @@ def _run_contextual(
         raise ParameterError("link", link, "'identity' for 'ldp-linucb' (use 'ldp-glm' for a GLM)")
     Y = learner.reward_bound
     # The users draw every block's noise at its message's draw_sd, the number the ledger's event
-    # is built from (Noise.ledger; issue 24); each message's sensitivity is its clip's.
+    # is built from (Noise.ledger: the ledger holds what was drawn); each message's sensitivity is its clip's.
     blocks = {m.name: m for m in noise.messages}
     matrix, vector = blocks["matrix"], blocks["vector"]
     assert matrix.spread == vector.spread == 1.0

@@ -20,11 +20,12 @@ round: a stochastic, oblivious sequence). On the ball ``‖x − x*‖ <= 2``, h
 arms ``x ∈ R^d`` with ``‖x‖ <= 1`` and gets ``y = g(xᵀθ*) + η``:
 
 * :func:`synthetic_linear`: ``K`` contexts i.i.d. uniform on the unit sphere every round, ``g`` the
-  identity, ``‖θ*‖ = 1``, ``η`` uniform on ``[-noise, noise]`` (``noise <= 1``: spec §4.1's
-  ``η ∈ [-1, 1]``, so ``|y| <= 2``);
+  identity, ``‖θ*‖ = 1``, ``η`` uniform on ``[-noise, noise]`` (``noise <= 1``: the
+  ``η ∈ [-1, 1]`` of Zheng et al. (2020), §4's model, so ``|y| <= 2``);
 * :func:`glm_bandit`: the same contexts with the logistic link (``y ~ Bernoulli(σ(xᵀθ*))``) or the
   Poisson link (``y ~ Poisson(exp(xᵀθ*))``);
-* :func:`movielens_instance`: spec §6.2's MovieLens-100K environment of the official code, from a
+* :func:`movielens_instance`: the MovieLens-100K environment of the authors' official code
+  (``LDPbandit2020``; the paper itself has no experiments), from a
   ``ua.base``-format file (:func:`load_ratings`) or, without a file, from :func:`standin_ratings`,
   a **stand-in**: a deterministic synthetic low-rank ratings matrix of the same shape (943 × 1682,
   ratings 1..5, about the same density), *not* MovieLens. Preprocessing (§6.2 steps 2-6): the
@@ -264,7 +265,7 @@ class BernoulliArms:
 
 
 def link_constants(link: str) -> tuple[float, float]:
-    """``(μ, C)`` of a link on ``[-1, 1]`` (spec §4.3): ``μ = inf g'``, ``C >= |g|``.
+    """``(μ, C)`` of a link on ``[-1, 1]`` (Zheng et al. (2020), §4.2): ``μ = inf g'``, ``C >= |g|``.
 
     Logistic: ``μ = g'(1) = e^{-1}/(1 + e^{-1})² ≈ 0.19661``, ``C = 1``; Poisson (``g = exp``):
     ``μ = e^{-1}``, ``C = e``; identity: ``μ = 1``, ``C = 1``.
@@ -334,7 +335,7 @@ class ContextualInstance:
                 raise ParameterError("pool", p.shape, f"an array of shape (n, {self.arms}, {th.size})")
             largest = float(np.linalg.norm(p, axis=2).max())
             if not largest <= 1 + 1e-9:
-                # the learners' sensitivities assume ‖x‖ <= 1 (spec §4.1)
+                # the learners' sensitivities assume ‖x‖ <= 1 (Zheng et al. (2020), §4)
                 raise ParameterError("pool", f"a context of norm {largest:g}", "contexts of norm <= 1")
             p.setflags(write=False)
             object.__setattr__(self, "pool", p)
@@ -392,7 +393,7 @@ def glm_bandit(
 
 
 # ---------------------------------------------------------------------------------------
-# MovieLens-100K (spec §6.2)
+# MovieLens-100K (the authors' official code, LDPbandit2020)
 # ---------------------------------------------------------------------------------------
 
 _UA_FORMAT = "a MovieLens-100K 'ua.base'-format file (lines 'user<TAB>item<TAB>rating<TAB>timestamp')"
@@ -481,7 +482,7 @@ def standin_ratings(
 def movielens_instance(
     path: str | os.PathLike[str] | None = None, *, arms: int = 20, rank: int = 20
 ) -> ContextualInstance:
-    """The official code's MovieLens environment (spec §6.2), from ``path`` or the stand-in.
+    """The official code's MovieLens environment (``LDPbandit2020``), from ``path`` or the stand-in.
 
     ``path=None`` uses :func:`standin_ratings` (synthetic, *not* MovieLens; the instance's
     ``name`` says ``"movielens-standin"``). ``rank`` is ``d``; with ``rank = arms`` (the official

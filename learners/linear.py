@@ -4,7 +4,7 @@ Zhou & Chowdhury, "On differentially private federated linear contextual bandits
 spec ``federated-lcb.md``. ``M`` silos each serve one user per round; every silo plays LinUCB on
 ``V = λI + W̃_syn (+ W_i)`` and ``θ̂ = V^{-1}(Ũ_syn (+ U_i))`` and, at synchronisations, sends its
 batch's ``U_i = Σ x y`` and ``W_i = Σ x xᵀ`` through a privacy protocol to the server, whose
-noisy *prefix sums* replace ``Ũ_syn`` and ``W̃_syn`` (spec §3, §10.9).
+noisy *prefix sums* replace ``Ũ_syn`` and ``W̃_syn`` (the paper's Algorithms 1 and 2).
 
 Algorithms (:data:`ALGORITHMS`):
 
@@ -23,7 +23,9 @@ name                       what it is
                            sync rule on non-private local data — **not private** (§7.2)
 =========================  =================================================================
 
-**Protocol P** (Algorithm 2, spec §4.1). Each silo keeps, per stream, raw (noise-free) p-sum
+**Protocol P** (Algorithm 2, §4; the tree-based mechanism of Dwork et al. 2010 and Chan, Shi &
+Song 2011, whose description the extracted text lost, rebuilt from Algorithms 4-5 and the authors'
+code). Each silo keeps, per stream, raw (noise-free) p-sum
 registers ``α_0..α_{κ-1}``; at sync ``k`` it sets ``α_{i_k} = Σ_{j<i_k} α_j + γ_k`` (``i_k`` the
 lowest set bit of ``k``) and releases ``α_{i_k} + Z`` with fresh noise: ``N(0, σ0² I_d)`` on the
 bias vector and the symmetric ``(N + Nᵀ)/2``, ``N`` i.i.d. ``N(0, σ0²)``, on the covariance matrix
@@ -44,7 +46,8 @@ variants does not change the sum, so it is not simulated.
   ``(5, 0.1)`` its ``δ(5) ≈ 0.18`` at ``L = 1``). The run still reports the exact ε of what it
   released, and :attr:`Privacy.meets_claim` says whether the claim holds.
 
-**SDP via amplification** (Theorem 5.3, spec §5.2, §10.4). The shuffler permutes the ``M``
+**SDP via amplification** (Theorem 5.3 and Lemma F.2, App. F; the explicit constants are our
+reconstruction, the theorem states σ0 only up to O(·)). The shuffler permutes the ``M``
 silos' messages, which leaves the server's sum unchanged, so only ``σ0`` differs:
 ``sigma_mode="exact"`` is :func:`accounting.shuffle.theorem53_sigma0` (explicit constants, Lemma
 F.2 inverted, advanced composition over ``κ`` releases per stream, sensitivity the larger of the
@@ -59,7 +62,8 @@ exact ε is also a central (shuffle-model) guarantee; :attr:`Privacy.epsilon` is
 and Theorem 5.3's certified total (where the run's δ covers the theorem's). Inside the theorem's
 range ``σ0 ≳ T·polylog`` (§5.2.4 [O]), so the plain Gaussian ledger is usually the smaller.
 
-**SDP via the vector-sum protocol P_T^Vec** (Algorithms 5-6, Theorem 5.5, spec §5.3, §10.5).
+**SDP via the vector-sum protocol P_T^Vec** (Algorithms 5-6, App. F.2, and Theorem 5.5; P_Vec is
+Cheu, Joseph, Mao & Peng (2021)).
 The node of level ``i`` is one P_Vec call over its ``n_i = 2^i B M`` data points (every silo's
 per-round ``x y`` and upper triangle of ``x xᵀ``, norms ``<= clip`` and ``<= 1``), re-randomized
 afresh in each call; the analyzer's view is simulated exactly by :func:`learners.protocols.shuffle_sum`'s
@@ -74,23 +78,25 @@ for the lazy variant (Algorithm 1's within-batch adaptivity changes up to ``B`` 
 truncation), uncertified: no ledger, ``ε = inf``. The 24·10⁴ of the theory mode (spec [K], constants
 uncertain) makes its noise far larger than the code's (σ̂ ≈ 10⁴ against 2 at ``d = 4``, ``ε = 1``).
 
-**Sensitivities** (``sensitivity``; spec §10.2). ``"replace-one"`` (default, the paper's relation):
-``2c`` on the bias stream and ``√2`` on the covariance, with rewards clipped to ``[-c, c]``
-(``clip``, default 1) and features of norm 1; ``"add-remove"``: ``c`` and 1 (the paper's ``L = 1``);
-``"batch"``: ``2cB`` and ``√2 B`` (replace-one), which covers Algorithm 1's within-batch adaptivity.
+**Sensitivities** (``sensitivity``; derived here: the paper states ``L = 1`` only).
+``"replace-one"`` (default, the paper's relation): ``2c`` on the bias stream and ``√2`` on the
+covariance, with rewards clipped to ``[-c, c]`` (``clip``, default 1) and features of norm 1;
+``"add-remove"``: ``c`` and 1 (the paper's ``L = 1``); ``"batch"``: ``2cB`` and ``√2 B``
+(replace-one), which covers Algorithm 1's within-batch adaptivity.
 
-**Which variant is private, and why** (spec §10.1). The ledger's ε is the exact privacy of the
-released node sums *given* the per-user sensitivity. In the **lazy** variant (Algorithm 8) every
-action depends on the user's own context and on released statistics only, so changing one user
-changes one term of one stream element: the per-user sensitivity holds, and the run is
-``(ε, δ)``-silo-level LDP by the ledger (adaptive composition over syncs). In **Algorithm 1** the
-actions of later users of a batch depend on the silo's non-private ``W_i, U_i``, so one user can
-change up to ``B`` terms of ``γ_k``: the paper's per-user argument does not hold, and the ledger
-certifies Algorithm 1 only with ``sensitivity="batch"``. :attr:`Privacy.certified` says which case
-a run is in. **Dubey & Pentland** (Algorithm 3) decides *when* to sync from non-private local data,
-a side channel no content noise covers (§7.2, Example 3.1): it is never private, whatever its
-noise; its result says so (``certified=False``, ``epsilon = inf``), and the privacy its content
-noise alone would give with a public schedule is reported separately (``content_epsilon``).
+**Which variant is private, and why** (our observation; the paper does not discuss it). The ledger's
+ε is the exact privacy of the released node sums *given* the per-user sensitivity. In the **lazy**
+variant (Algorithm 8) every action depends on the user's own context and on released statistics
+only, so changing one user changes one term of one stream element: the per-user sensitivity holds,
+and the run is ``(ε, δ)``-silo-level LDP by the ledger (adaptive composition over syncs). In
+**Algorithm 1** the actions of later users of a batch depend on the silo's non-private ``W_i, U_i``,
+so one user can change up to ``B`` terms of ``γ_k``: the paper's per-user argument does not hold,
+and the ledger certifies Algorithm 1 only with ``sensitivity="batch"``. :attr:`Privacy.certified`
+says which case a run is in. **Dubey & Pentland** (Algorithm 3) decides *when* to sync from
+non-private local data, a side channel no content noise covers (§7.2, Example 3.1): it is never
+private, whatever its noise; its result says so (``certified=False``, ``epsilon = inf``), and the
+privacy its content noise alone would give with a public schedule is reported separately
+(``content_epsilon``).
 
 **Deviations from the paper and its code** (documented choices):
 
@@ -442,7 +448,8 @@ class Noise:
 
 @dataclass(frozen=True)
 class VectorSum:
-    """The P_T^Vec protocol of a run (Algorithms 5-6, spec §5.3): a P_Vec call per node and stream.
+    """The P_T^Vec protocol of a run (Zhou & Chowdhury (2024), Algorithms 5-6): a P_Vec call per node
+    and stream.
 
     The node of level ``i`` sums ``n_i = 2^i B M`` data points (every silo's ``x y`` or upper
     triangle of ``x xᵀ`` of its ``2^i B`` rounds), each ``R_vec``-randomized afresh in every call
@@ -613,7 +620,7 @@ def _code_vec_parameters(
     levels = 2 * g
     return ShuffleSumParameters(
         "cheu-vector", epsilon, delta, users, coords, bound, g, levels, b, 0.25, coords * (levels + b),
-        "UNCERTIFIED: the authors' code's P_Vec parameters (scale = 1, total (ε, δ)), spec §10.5",
+        "UNCERTIFIED: the authors' code's P_Vec parameters (scale = 1, total (ε, δ), not split over calls)",
     )  # fmt: skip
 
 
@@ -787,8 +794,8 @@ def privacy_of(
         certified = False
         notes.append(
             "NOT PRIVATE: Dubey & Pentland's sync rule depends on non-private local data, so the schedule "
-            "itself leaks (spec §7.2, Example 3.1); content_epsilon is what the noise alone would give if "
-            "the schedule were public (a tree over T syncs)"
+            "itself leaks (Zhou & Chowdhury 2024, Example 3.1); content_epsilon is what the noise alone "
+            "would give if the schedule were public (a tree over T syncs)"
         )
     else:
         content = max((e for _, e in per), default=0.0)
@@ -796,7 +803,8 @@ def privacy_of(
         if not certified:
             notes.append(
                 "Algorithm 1 decides from the silo's non-private current-batch data, so one user can change "
-                "up to B terms of a stream element (spec §10.1): the per-user sensitivity the ledger uses "
+                "up to B terms of a stream element (not covered by the paper's proof): the per-user "
+                "sensitivity the ledger uses "
                 "does not bound it, and content_epsilon is not a guarantee of this run "
                 "(use 'ldp-fedlinucb-lazy' or sensitivity='batch')"
             )
@@ -866,7 +874,8 @@ def _vector_privacy(
     if vec.certified and not learner.lazy:
         notes.append(
             "Algorithm 1 decides from the silo's non-private current-batch data, so one user can change "
-            "up to B data points of a call (spec §10.1), beyond P_Vec's per-point guarantee; "
+            "up to B data points of a call (not covered by the paper's proof), beyond P_Vec's per-point "
+            "guarantee; "
             "content_epsilon is not a guarantee of this run (use 'sdp-fedlinucb-vec-lazy')"
         )
     epsilon = content if certified else math.inf
@@ -876,7 +885,8 @@ def _vector_privacy(
     argument = (
         "shuffle DP (Definition 2.3) under replace-one: each user's bias point (norm <= clip) and "
         f"covariance point (norm <= 1) enter at most kappa = {noise.kappa} P_Vec calls each (Algorithm 5), "
-        f"every call ({vec.epsilon0:g}, {vec.delta0:g})-SDP as cited (Cheu et al. 2021, spec §5.3.2); the "
+        f"every call ({vec.epsilon0:g}, {vec.delta0:g})-SDP as cited "
+        "(Cheu et al. 2021, via Zhou & Chowdhury 2024, Algorithm 6); the "
         "2 kappa calls composed optimally (Kairouz-Oh-Viswanath, the accountant's pld route), "
         "as Theorem 5.5 composes them"
     )
@@ -939,7 +949,7 @@ class RunResult:
     horizon : int
     rounds : numpy.ndarray of int64, shape (C,)
     pseudo_regret : numpy.ndarray, shape (R, C)
-        Group pseudo-regret ``Σ_i Σ_{s<=t} max_a μ - μ_{a_s,i}`` (spec §1.2).
+        Group pseudo-regret ``Σ_i Σ_{s<=t} max_a μ - μ_{a_s,i}`` (Zhou & Chowdhury (2024)'s ``R_M(T)``).
     realized_regret : numpy.ndarray, shape (R, C)
         ``Σ_i Σ_{s<=t} r(best) - r(a_s,i)`` with ``best`` the mean-best arm (the code's measure, §8.4).
     syncs : numpy.ndarray of int64, shape (R,)
@@ -1080,9 +1090,9 @@ class _State:
             self.server_b = np.zeros((R, k, d))
             self.server_c = np.zeros((R, k, D))
         elif learner.private:
-            # Protocol P's node noise (Zhou & Chowdhury 2024, Algorithm 2; spec §4.1): one law, whose
+            # Protocol P's node noise (Zhou & Chowdhury 2024, Algorithm 2): one law, whose
             # σ0 both scales every node's draws (tree_step) and builds every node's ledger events
-            # (account), so the ledger holds what was added (issue 24)
+            # (account), so the ledger holds what was added, not a stand-in computed beside it
             self.node_noise = Gaussian(noise.sigma0)
             self.alpha_b = np.zeros((R, M, k, d))
             self.alpha_c = np.zeros((R, M, k, D))
@@ -1486,7 +1496,7 @@ def run(
     learner : Learner
         From :func:`make_learner`.
     instances : LinearInstance or sequence of them
-        A :class:`~learners.linear_instances.SyntheticInstance` (spec §8.2) or a real-data
+        A :class:`~learners.linear_instances.SyntheticInstance` (Zhou & Chowdhury (2024), §6) or a real-data
         :class:`~learners.linear_instances.QueryInstance` (§8.3; anything with the
         :class:`~learners.linear_instances.LinearInstance` interface): one instance for every
         repetition (the paper's setting: the instance is fixed across runs), or one per repetition
@@ -1524,7 +1534,8 @@ def run(
     if not noise.feasible:
         raise ProtocolError(
             f"'{learner.name}' at (ε, δ) = ({learner.epsilon:g}, {learner.delta:g}), M = {M}, T = {T}: "
-            f"Theorem 5.3 is infeasible ({noise.conditions}; spec §10.4); sigma_mode='code' runs the "
+            f"Theorem 5.3 is infeasible ({noise.conditions}: Lemma F.2's hypotheses fail); "
+            "sigma_mode='code' runs the "
             "authors' uncertified σ0"
         )
     lam = regularizer_of(learner, noise, M, d)

@@ -10,7 +10,7 @@ authors' code builds it (``synth_env``): at every round ``t`` and silo ``i`` the
 * ``θ* = [0.5 v/‖v‖, 0.5]`` with ``v ~ N(0, I_{d-1})`` (``‖θ*‖ = 1/√2``);
 * the mean reward of an arm is ``μ = ⟨x, θ*⟩`` on the *raw* features, and the learner sees the
   normalized features ``x/‖x‖`` (so the model is exactly linear in them with parameter ``√2 θ*``
-  for every arm of norm ``√2``, and mis-specified for the single arm ``e_d``, spec §8.2 [O]);
+  for every arm of norm ``√2``, and mis-specified for the single arm ``e_d``: our observation);
 * the reward is ``r = μ + σ ξ`` with ``ξ ~ N(0, 1)`` i.i.d. per arm, silo and round (``σ = 0.5``).
 
 **Only the noise that is used is drawn.** A silo plays one arm per round, and the realized regret
@@ -32,7 +32,7 @@ a repetition is the output keyed by the repetition's tape words with counter ``(
 reproducible from its seeds and every algorithm given the same instance and tape generator sees
 the same contexts and the same noise (common random numbers).
 
-**Deviation from the code** (spec §8.2, §10.11): the authors fix the instance with
+**Deviation from the code** (of Zhou & Chowdhury (2024), §6): the authors fix the instance with
 ``np.random.seed(2)`` and draw every arm up front from the global stream; here the instance is
 drawn from an explicit generator (:func:`draw_synthetic`; seed it with 2 for the paper's
 setting), so the numbers differ from the authors' though the law is the same.
@@ -128,7 +128,7 @@ class LinearInstance(Protocol):
 
 @dataclass(frozen=True)
 class SyntheticInstance:
-    """The synthetic instance of spec §8.2 (a value: ``θ*`` and the key of its arm stream).
+    """The synthetic instance of Zhou & Chowdhury (2024), §6 (a value: ``θ*`` and the key of its arm stream).
 
     Attributes
     ----------
@@ -213,7 +213,7 @@ class SyntheticInstance:
 
 @dataclass(frozen=True, eq=False)
 class QueryInstance:
-    """A real-data instance: contexts are queries, arms their documents (spec §8.3).
+    """A real-data instance: contexts are queries, arms their documents (Zhou & Chowdhury (2024), §6).
 
     Built by :func:`learners.datasets.mslr_linear_instance` (an MSLR-WEB10K file) or
     :func:`learners.datasets.default_linear_instance` (the offline stand-in). The ``Q = M·q``
@@ -237,7 +237,7 @@ class QueryInstance:
     Attributes
     ----------
     features : numpy.ndarray, shape (N, d)
-        What the learner sees for each document (row-normalized, spec §8.3; read-only).
+        What the learner sees for each document (row-normalized, as in the authors' code; read-only).
     means : numpy.ndarray, shape (N,)
         The (noise-free) reward of each document (read-only).
     offsets : numpy.ndarray of int64, shape (Q + 1,)
@@ -338,7 +338,7 @@ class QueryInstance:
 
     @property
     def noise_sd(self) -> float:
-        """0: real-data rewards are noise-free (spec §8.3)."""
+        """0: real-data rewards are noise-free (as in the authors' code)."""
         return 0.0
 
     def reseeded(self, rng: np.random.Generator) -> QueryInstance:
@@ -402,7 +402,7 @@ class NoiseTape:
 def draw_synthetic(
     rng: np.random.Generator, dim: int = 10, arms: int = 100, agents: int = 100, noise_sd: float = 0.5
 ) -> SyntheticInstance:
-    """The synthetic instance of spec §8.2: ``θ* = [0.5 v/‖v‖, 0.5]`` and an arm-stream key from ``rng``.
+    """Zhou & Chowdhury (2024), §6's synthetic instance: ``θ* = [0.5 v/‖v‖, 0.5]``, a stream key from ``rng``.
 
     Defaults are the paper's (``d = 10``, ``K = 100``, ``M = 100``, ``σ = 0.5``); the paper fixes the
     instance across runs (its code seeds 2), and so does passing one instance to every repetition.

@@ -1,13 +1,13 @@
 """Private batched successive elimination for multi-armed bandits, in every trust model.
 
-Algorithm 1 of the distributed MAB paper (Chowdhury & Zhou 2023; spec §4.1): batch ``b`` pulls each
+Algorithm 1 of the distributed MAB paper (Chowdhury & Zhou 2023, §3): batch ``b`` pulls each
 active arm ``l(b) = η^b`` times (``η`` = ``growth``, 2 or 4), one new user per pull; the ``l(b)``
 rewards of an arm go through the protocol of the algorithm's
 :class:`~accounting.calibration.Variant` (:mod:`learners.protocols`, parameters from
 :func:`accounting.calibration.protocol_parameters`); the analyzer's estimate ``μ̂ = z / l(b)`` and
 the radius ``β(b)`` of eq. (2) eliminate every arm whose UCB is below the largest LCB
 (non-strict, so the empirical best arm survives). The last, partial batch is never aggregated nor
-released (spec §4.1, §9.5).
+released: Algorithm 1 exits at ``T`` without aggregating, since a partial batch carries too little noise.
 
 Algorithms (:data:`ALGORITHMS`):
 
@@ -34,7 +34,7 @@ reward table (:class:`learners.environments.RewardTable`) :data:`CHUNK` rounds a
 memory stays bounded for any horizon. No Python loop runs over users or rounds.
 
 **Rewards and regret.** Repetition ``r`` reads the table keyed by ``tapes[r]``: independent rewards
-per arm and round, as the released code draws them (spec §7.1), and the same table for every
+per arm and round, as the authors' released code (§7) draws them, and the same table for every
 algorithm given a fresh generator of the same seed (common random numbers across algorithms).
 The pseudo-regret ``Σ_t Δ_{a_t}`` is exact; the realized regret ``Σ_t r_t(a*) - r_t(a_t)`` reads
 the best arm's column of the same table.
@@ -59,11 +59,12 @@ estimate by the dropout fraction.
 :class:`~accounting.accountant.Accountant` at the moment it is made (:meth:`Protocol.release`, or
 :meth:`Protocol.account` on the fast path; DP-SE's Laplace event likewise). Every user takes part
 in one batch of one arm, so a user's whole ledger is the release of their batch (parallel
-composition, spec §1.2, §3.5): the run keeps one ledger per released batch size, with the number
-of releases of that size (:attr:`RunResult.ledgers`). The partial last batch is never released
+composition over unique users, Chowdhury & Zhou (2023), §2; returning users would need their
+App. I): the run keeps one ledger per released batch size, with the number of releases of that
+size (:attr:`RunResult.ledgers`). The partial last batch is never released
 and never appears. :attr:`RunResult.privacy` answers those ledgers — the guarantee of what was
 released — and states the closed form of the variant's theorem beside it only where the theorem's
-hypotheses hold (Theorems 4, 5 and 6 assume ``ε < 1``, spec §9.5). :func:`exact_privacy` answers
+hypotheses hold (Theorems 4, 5 and 6, App. F and H, assume ``ε < 1``). :func:`exact_privacy` answers
 them by the tightest exact route whatever route ``privacy`` was asked for (the results folder
 reports both, :mod:`learners.results`): for Dist-RDP-SE at ``ε = 1`` the theorem's closed form
 (Lemma 3 and Lemma 10) is ``(5.23, 10^-6)``-DP, the exact answer of the same ledgers ``4.89``.
@@ -179,7 +180,7 @@ class Learner:
         and 4; ``None`` otherwise).
     growth : int or None
         ``η`` in ``l(b) = η^b`` (2 or 4; Figures 1–3, 5 use 4, Figure 4 uses 2). For ``dp-se`` it is
-        the ``dc`` of ``Δ_e = dc^{-e}`` (spec §4.7 uses 2 in every figure). ``None``: 4, and 2 for
+        the ``dc`` of ``Δ_e = dc^{-e}`` (the authors' code uses 2 in every figure). ``None``: 4, and 2 for
         ``dp-se``.
     forgetting : bool
         Estimate from the current batch only (Algorithm 1). ``False`` uses all past batches of the
@@ -318,7 +319,8 @@ def _dpse_noise(learner: Learner) -> Laplace:
 
 def _dpse_event(noise: Laplace) -> Event:
     """DP-SE's release: the sum of rewards (sensitivity 1: one user's reward in ``[0, 1]``) plus
-    ``noise``, the very law the release drew from (spec §4.7; issue 24)."""
+    ``noise``, the very law the release drew from (Sajed & Sheffet 2019, as the authors' code runs it; the
+    ledger holds what was drawn, never a stand-in)."""
     return Event(AdditiveNoise(noise, 1.0))
 
 
@@ -352,7 +354,7 @@ class Privacy:
         The theorem of the distributed MAB paper the variant cites (``None``: ``dp-se``, ``se``).
     theorem_holds : bool
         Whether the theorem's hypotheses hold at this ε (Theorems 4, 5 and 6 assume ``ε < 1``;
-        spec §9.5). Always ``True`` for ``dp-se``, ``False`` for ``se``.
+        Chowdhury & Zhou (2023), App. F and H). Always ``True`` for ``dp-se``, ``False`` for ``se``.
     theorem_epsilon : float or None
         The theorem's own closed form, worst over the released batches, where its hypotheses
         hold: ε for the pure variants and DP-SE, Lemma 3 at the actual ``g`` converted by
@@ -404,7 +406,7 @@ _STATEMENTS = {
 #: The published bound on the mechanism each non-pure variant releases, an accountant route:
 #: Lemma 3 (Agarwal, Kairouz & Liu 2021, Thm 3.5; integer orders, actual ``g``) and Lemma 4
 #: (Kairouz, Liu & Steinke 2021a, Prop. 13). Theorems 2 and 4 are these lemmas instantiated
-#: (spec §3.2, §3.3: "compute from Lemma 3 directly", "with the actual n and g"); the lemmas hold at
+#: (so the accountant evaluates the lemmas directly, with each batch's actual n and g); the lemmas hold at
 #: every ε, it is Theorem 4 that assumes ``ε < 1``.
 _PUBLISHED = {
     Variant.SKELLAM_SHARES: "published:skellam-akl",
@@ -537,7 +539,8 @@ def privacy_of(
     else:
         assert variant is not None
         notes.append(
-            f"Theorem {variant.theorem} assumes ε < 1 (spec §9.5) and this run has ε = {learner.epsilon:g}: "
+            f"Theorem {variant.theorem} assumes ε < 1 (Chowdhury & Zhou 2023) and this run has "
+            f"ε = {learner.epsilon:g}: "
             "its hypotheses do not hold, so its closed form is not reported; epsilon is the guarantee "
             "of what was released, answered from the run's ledgers"
         )
@@ -709,7 +712,9 @@ class RunResult:
 
 def _noise_bound(learner: Learner, log2: FloatArray, n: int, horizon: int) -> FloatArray:
     """``N``: a ``1 - 2q`` bound on ``|n_a(b)|`` (noise + rounding error of the sum, in reward
-    units), with ``log2 = ln(2/q)`` (spec §4.3 table; ``g`` is the actual precision)."""
+    units), with ``log2 = ln(2/q)`` (the noise and rounding terms of the theorems' proofs,
+    Chowdhury & Zhou (2023), App. D-H, some constants our reconstruction; ``g`` is the actual
+    precision)."""
     eps = learner.epsilon
     variant = learner.variant
     if variant is None or eps is None:
@@ -726,17 +731,18 @@ def _noise_bound(learner: Learner, log2: FloatArray, n: int, horizon: int) -> Fl
     if variant is Variant.DISCRETE_GAUSSIAN_SHARES:
         assert learner.scale is not None
         return np.asarray(math.sqrt(2) * (1 + 1 / learner.scale) / eps * root, dtype=np.float64)
-    # Theorem 6, local discrete Laplace (Lemma 5 with c = 1.6, spec §4.3, §4.6)
+    # Theorem 6, local discrete Laplace (Lemma 5 with c = 1.6, Chowdhury & Zhou (2023), App. H.2)
     local = 1.6 / eps * np.maximum(np.sqrt(2 * n * log2), 2 * log2)
     return np.asarray(math.sqrt(2) / eps * root + local, dtype=np.float64)
 
 
 def confidence_radius(learner: Learner, active: ArrayLike, batch: int, size: int, horizon: int) -> FloatArray:
-    """``β(b)`` of eq. (2) (spec §4.3) with forgetting, for ``active`` arms ``|Φ(b)|`` (an array).
+    """``β(b)`` of eq. (2) (Chowdhury & Zhou (2023), §3, Lemma 2) with forgetting, for ``active`` arms
+    ``|Φ(b)|`` (an array).
 
     ``crs·( sqrt(ln(4|Φ|b²/p)/(2l)) + N(p/(|Φ|b²))/l )`` with ``N`` from the variant's theorem; for
-    ``dp-se`` the radius of spec §4.7 (with ``R_e = size``). ``size`` is the number of users whose
-    rewards the estimate holds (``l(b)``, or the survivors of a batch with dropouts).
+    ``dp-se`` DP-SE's radius as the authors' code computes it (with ``R_e = size``). ``size`` is the number
+    of users whose rewards the estimate holds (``l(b)``, or the survivors of a batch with dropouts).
     """
     k = np.asarray(active, dtype=np.float64)
     pulls = v.integer("size", size, minimum=1)
@@ -762,7 +768,8 @@ def _radius_terms(
 
 
 def _dpse_size(learner: Learner, k: FloatArray, e: int) -> IntArray:
-    """``R_e`` of DP-SE (spec §4.7): pulls per arm in epoch ``e``, ``Δ_e = dc^{-e}``."""
+    """``R_e`` of DP-SE (Sajed & Sheffet 2019, in the authors' code's form): pulls per arm in epoch ``e``,
+    ``Δ_e = dc^{-e}``."""
     assert learner.epsilon is not None
     p = learner.p_beta
     gap = float(learner.eta) ** -e

@@ -69,7 +69,7 @@ def _matrix(name: str, value: object, ndim: int) -> FloatArray:
 
 @dataclass(frozen=True, eq=False)
 class PhasedInstance:
-    """One population-model instance (spec §1.2). A value: its arrays are read-only copies.
+    """One population-model instance (Li, Zhou & Ji (2022), §2.1). A value: its arrays are read-only copies.
 
     Attributes
     ----------
@@ -112,7 +112,9 @@ class PhasedInstance:
         top = np.sort(means)[-2:]
         if not top[1] > top[0]:
             raise ParameterError(
-                "theta", "a parameter with two optimal actions", "a unique optimal action (spec §1.2)"
+                "theta",
+                "a parameter with two optimal actions",
+                "a unique optimal action (Li, Zhou & Ji 2022, §2.1)",
             )
         x.setflags(write=False)
         theta.setflags(write=False)

@@ -1,11 +1,12 @@
 """Privacy protocols: the randomizer / secure aggregator / shuffler / analyzer template (R, S, A).
 
-The template of the distributed MAB paper (spec §4.2), shared by every learner, for one batch of
+The template ``(R, S, A)`` of the distributed MAB paper (Chowdhury & Zhou 2023, §3), shared by every
+learner, for one batch of
 ``n`` users and ``R`` independent repetitions at once (leading axis ``R``; an optional last axis
 of ``d`` coordinates for vector or flattened matrix statistics):
 
 * **R**, the randomizer (:func:`encode`, :func:`randomize`): fixed-point encoding at precision ``g``
-  with unbiased randomized rounding (spec §2.1), a noise share, reduction mod ``m``;
+  with unbiased randomized rounding (the paper's ``R``), a noise share, reduction mod ``m``;
 * **S**, secure aggregation (:func:`modular_sum`, the ideal black box; :func:`masked_sum`, a
   simulation of additive-mask aggregation of Bonawitz et al. 2017 with dropouts), or the shuffler
   (:func:`shuffle`);
@@ -15,11 +16,12 @@ of ``d`` coordinates for vector or flattened matrix statistics):
 and places the noise as the trust model of its :class:`~accounting.calibration.Variant` says
 (:class:`TrustModel`: Pólya, Skellam and discrete Gaussian shares distributed — Theorems 1, 2,
 4 —, shuffled Pólya shares in the shuffle model — Theorem 3 —, central and local discrete
-Laplace — Theorems 5, 6; spec §4.4–§4.6). Every parameter comes from
+Laplace — Theorems 5, 6, App. H). Every parameter comes from
 :func:`accounting.calibration.protocol_parameters`; nothing here computes a noise level. Each
 release reports its mechanisms to an optional :class:`~accounting.accountant.Accountant`.
 
-Arithmetic (spec §9.2, §9.3). Everything on the privacy path is integer: ``int64`` with a
+Arithmetic (exact, against floating-point attacks such as Mironov 2012's). Everything on the privacy path is
+integer: ``int64`` with a
 reduction mod ``m`` after every step while ``m < 2**62`` (so the sum of two residues fits), and
 Python integers (``dtype=object``) when ``m >= 2**62``. Sums over users are taken in chunks small
 enough never to overflow (:func:`modular_sum`); nothing is ever accumulated in floating point.
@@ -202,13 +204,14 @@ def _uniform(rng: np.random.Generator, m: int, shape: tuple[int, ...]) -> IntArr
 
 
 def encode(x: ArrayLike, g: int, rng: np.random.Generator) -> NDArray[np.int64]:
-    """Fixed-point encoding at precision ``g`` with unbiased randomized rounding (spec §2.1).
+    """Fixed-point encoding at precision ``g`` with unbiased randomized rounding (Chowdhury & Zhou 2023,
+    ``R``).
 
     ``xhat = floor(x g) + Bernoulli(x g - floor(x g))``, elementwise, so ``xhat`` is
     ``floor(x g)`` or ``floor(x g) + 1``, ``E[xhat] = x g``, and ``x = 1`` gives ``g``. Changing
     one ``x`` in ``[0, 1]`` moves a sum of encodings by at most ``g``: the sensitivity every
     protocol event carries. Rounding happens before any privacy noise, so the float
-    arithmetic here affects utility only (spec §9.2).
+    arithmetic here affects utility only.
 
     Parameters
     ----------
@@ -243,7 +246,7 @@ def encode(x: ArrayLike, g: int, rng: np.random.Generator) -> NDArray[np.int64]:
 def draw_shares(
     noise: NoiseDistribution, rng: Randomness, shape: tuple[int, ...], *, exact: bool = True
 ) -> IntArray:
-    """Independent noise shares, one per entry of ``shape`` (spec §4.4).
+    """Independent noise shares, one per entry of ``shape`` (the law of Theorems 1-6).
 
     A Pólya share (Theorems 1 and 3) is the difference ``γ⁺ - γ⁻`` of two independent
     ``Polya(1/n, β)`` draws, which is what :class:`~accounting.mechanisms.DistributedSum` accounts
@@ -258,7 +261,8 @@ def draw_shares(
     shape : tuple of int
         The shape of the result.
     exact : bool
-        Draw with ``noise.sample_exact`` (integer and rational arithmetic only, spec §2.8, §9.2);
+        Draw with ``noise.sample_exact`` (integer and rational arithmetic only; Canonne, Kamath & Steinke
+        2020);
         otherwise with the fast floating-point ``noise.sample``.
 
     Returns
@@ -293,7 +297,8 @@ def randomize(
     share_sampler: ShareSampler | None = None,
     noise_rng: Randomness | None = None,
 ) -> IntArray:
-    """The local randomizer ``R`` (spec §4.2; Algorithm 2 without noise, Algorithm 4 with full noise).
+    """The local randomizer ``R`` (Chowdhury & Zhou 2023, §3; App. H's Algorithm 2 without noise, Algorithm
+    4 with full noise).
 
     ``y = (xhat + η) mod m`` with ``xhat`` from :func:`encode` and ``η`` a fresh share per entry
     (none when ``share`` and ``share_sampler`` are both ``None``, as in the central model).
@@ -312,7 +317,7 @@ def randomize(
         Exact integer sampling (see :func:`draw_shares`).
     share_sampler : callable or None
         Replaces the sampler: ``share_sampler(rng, shape)`` returns whole shares (tests inject
-        broken samplers, e.g. the Pólya scale bug of spec §9.1).
+        broken samplers, e.g. the Pólya scale bug of the authors' released code).
     noise_rng : numpy.random.Generator or accounting.noise.SystemRandomness or None
         Randomness of the noise (default ``rng``).
 
@@ -349,7 +354,7 @@ def _sampled(sampler: ShareSampler, rng: Randomness, shape: tuple[int, ...]) -> 
 
 
 def modular_sum(y: ArrayLike, m: int, axis: int = 1) -> IntArray:
-    """``(Σ y) mod m`` along ``axis``, exactly: the ideal secure aggregation (spec §4.2, §9.2).
+    """``(Σ y) mod m`` along ``axis``, exactly: the ideal secure aggregation (Chowdhury & Zhou 2023, ``S``).
 
     The sum is taken in chunks of ``c = floor((2**63 - 1)/(m - 1))`` residues, so no partial sum
     can overflow int64 (``c (m-1) < 2**63``), reducing mod ``m`` after each chunk; the chunk sums
@@ -617,7 +622,8 @@ def shuffle_sum(
 
 
 def decode(yhat: ArrayLike, n: int, g: int, tau: int, m: int) -> IntArray:
-    """The analyzer's integer decoding with the underflow correction (spec §4.2, §9.3).
+    """The analyzer's integer decoding with the underflow correction (Chowdhury & Zhou 2023, ``A``; proof of
+    Theorem 1).
 
     ``S = yhat - m`` if ``yhat > n g + τ`` (strict), else ``S = yhat``. By the decoding lemma,
     every noisy sum ``S_true`` in ``[-τ, n g + τ]`` is recovered exactly from ``S_true mod m``
@@ -656,13 +662,13 @@ def _divide(sums: IntArray, g: int) -> FloatArray:
 
 
 def analyze(yhat: ArrayLike, n: int, g: int, tau: int, m: int, *, multiset: bool = False) -> FloatArray:
-    """The analyzer ``A``: the estimate ``z = S/g`` of ``Σ x_i`` (spec §4.2; Algorithms 3, 5).
+    """The analyzer ``A``: the estimate ``z = S/g`` of ``Σ x_i`` (Chowdhury & Zhou 2023, §3; Algorithms 3, 5).
 
     Parameters
     ----------
     yhat : array_like of int
         The server's view: the modular sum, or with ``multiset=True`` the shuffled messages
-        ``(R, n[, d])``, whose sum mod ``m`` is taken first (footnote 6, spec §3.6).
+        ``(R, n[, d])``, whose sum mod ``m`` is taken first (Chowdhury & Zhou 2023, footnote 6).
     n, g, tau, m : int
         As in :func:`decode`.
     multiset : bool
@@ -683,7 +689,7 @@ def analyze(yhat: ArrayLike, n: int, g: int, tau: int, m: int, *, multiset: bool
 
 
 class TrustModel(enum.Enum):
-    """Where the noise is added (spec §4.4–§4.6)."""
+    """Where the noise is added (Chowdhury & Zhou 2023: Theorems 1-4; App. H.1, H.2)."""
 
     #: Users send ``xhat mod m``; the trusted server adds one draw of the noise (Theorem 5).
     CENTRAL = "central"
@@ -711,7 +717,7 @@ def trust_model(variant: Variant | str) -> TrustModel:
 
 
 def release_mechanisms(params: ProtocolParameters) -> tuple[Mechanism, ...]:
-    """What one release of one coordinate composes into the accountant (spec §3.6, §3.7, §4.5, §4.6).
+    """What one release of one coordinate composes into the accountant (Chowdhury & Zhou 2023, App. D.2, H).
 
     The query is ``Σ xhat_i``, of sensitivity ``g`` (one user's ``x`` in ``[0, 1]`` moves it by at
     most ``g``).
@@ -800,7 +806,8 @@ class Protocol:
     params : accounting.calibration.ProtocolParameters
         From :func:`accounting.calibration.protocol_parameters`: ``n, g, τ, m`` and the noise.
     exact : bool
-        Draw noise with the exact integer samplers (``sample_exact``, spec §9.2); ``False`` uses
+        Draw noise with the exact integer samplers (``sample_exact``; Canonne, Kamath & Steinke 2020);
+        ``False`` uses
         the fast floating-point ``sample``.
     secure_aggregation : {"modular", "masked", "pairwise"}
         The ideal modular sum, or the simulated additive-mask protocol with zero-sum masks or
@@ -809,7 +816,8 @@ class Protocol:
         trusted server, Algorithm 3).
     dropout_policy : {"top-up", "refuse"}
         When users drop out of a batch whose noise is split among them (distributed, shuffle),
-        the survivors' shares sum to less noise than was accounted (spec §9.5). ``"top-up"``:
+        the survivors' shares sum to less noise than was accounted (the proofs need all ``n`` shares).
+        ``"top-up"``:
         the survivors draw the ``k`` missing shares in a recovery round, dealt round-robin, each a
         fresh draw of the same share, so the total is again ``n`` i.i.d. shares — exactly what
         was accounted. ``"refuse"``: raise :class:`~learners.errors.DropoutError`. In the central
@@ -826,7 +834,8 @@ class Protocol:
     -----
     The shuffle model permutes whole messages: the extra randomizer of Cheu & Yan's relaxed
     secure aggregation (which splits each message into bits before shuffling; left unspecified
-    by the paper, spec §3.6) is not simulated, and its ``2ε̂ = ε/2`` enters the accounting as a
+    by the paper, App. D.2; see Cheu & Yan 2021) is not simulated, and its ``2ε̂ = ε/2`` enters the
+    accounting as a
     :class:`~accounting.mechanisms.PureDP` event. Masks and permutations come from ``rng``, a
     seeded simulation generator, not a cryptographic one.
     """
@@ -970,7 +979,8 @@ class Protocol:
         Raises
         ------
         PartialBatchError
-            If ``x`` holds fewer than ``n`` users (never released, spec §4.1, §9.5).
+            If ``x`` holds fewer than ``n`` users (never released: Algorithm 1 does not aggregate a partial
+            batch).
         DropoutError
             If users dropped out of a split-noise batch and the policy is ``"refuse"``.
         RecoveryError
