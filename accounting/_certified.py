@@ -10,6 +10,7 @@ smaller than the certified value, not even by one ulp.
 from __future__ import annotations
 
 import math
+import numbers
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
@@ -18,6 +19,8 @@ from typing import Any, TypeAlias
 
 import mpmath
 from mpmath import iv, mp
+
+from accounting.errors import ParameterError, ParameterTypeError
 
 # mpmath ships no type information: its numbers are ``Any`` to mypy. These aliases document intent.
 Interval: TypeAlias = Any
@@ -33,6 +36,48 @@ def _exact(x: object) -> Mpf:
     if isinstance(x, float):
         return mp.make_mpf(mpmath.libmp.from_float(x))
     raise TypeError(f"cannot convert {x!r} exactly")
+
+
+def exact_fraction(x: int | float | Fraction | mpmath.mpf, name: str = "value") -> Fraction:
+    """The exact rational value of a finite real number: the one conversion of the kernel.
+
+    Parameters
+    ----------
+    x : int, float, Fraction or mpmath.mpf
+        The number (any :class:`numbers.Rational` or :class:`numbers.Real`, numpy scalars
+        included). A float or an ``mpf`` is the binary fraction it stores, not the decimal it
+        prints as: ``0.1`` is ``3602879701896397 / 2**55``.
+    name : str, optional
+        The parameter named by the error when ``x`` is refused.
+
+    Returns
+    -------
+    Fraction
+        ``x`` without rounding.
+
+    Raises
+    ------
+    ParameterError
+        If ``x`` is infinite or NaN (no fraction equals it).
+    ParameterTypeError
+        If ``x`` is not a real number.
+    """
+    if isinstance(x, Fraction):
+        return x
+    if isinstance(x, numbers.Rational):
+        return Fraction(int(x.numerator), int(x.denominator))
+    if isinstance(x, mpmath.mpf):
+        # ``mp.isfinite``, not the mantissa: the special values (inf, nan) store a zero mantissa
+        # and would read as 0.
+        if not mp.isfinite(x):
+            raise ParameterError(name, x, "a finite real number (an exact fraction has no inf or NaN)")
+        return Fraction(*mpmath.libmp.to_rational(x._mpf_))
+    if isinstance(x, numbers.Real):
+        f = float(x)
+        if not math.isfinite(f):
+            raise ParameterError(name, x, "a finite real number (an exact fraction has no inf or NaN)")
+        return Fraction(f)
+    raise ParameterTypeError(name, x, "a real number (int, float, Fraction or mpmath.mpf)")
 
 
 def float_up(x: Mpf | int | float) -> float:

@@ -41,6 +41,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from accounting._certified import exact_fraction
 from accounting.errors import ParameterError, ParameterTypeError, UnsupportedError
 
 __all__ = [
@@ -346,7 +347,7 @@ def rational(name: str, value: object) -> Fraction:
     if isinstance(value, Fraction):
         return value
     if isinstance(value, int | float | np.integer | np.floating):
-        return Fraction(float(value)) if isinstance(value, float | np.floating) else Fraction(int(value))
+        return exact_fraction(value, name)
     raise ParameterError(name, value, "a finite rational (int, float or fractions.Fraction)")
 
 

@@ -54,7 +54,6 @@ basic composition — is :func:`accounting.composition.sum_up`: summed exactly a
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 from collections.abc import Callable, Iterable
@@ -67,6 +66,7 @@ from mpmath import mp
 from accounting import _validate as v
 from accounting import bounds, composition, conversion
 from accounting._certified import DEFAULT_DPS, Enclosure, float_down
+from accounting._io import digest, strict_json_loads
 from accounting.composition import RdpCurve, sum_up
 from accounting.errors import (
     AccountingError,
@@ -781,7 +781,7 @@ class Accountant:
         if not isinstance(text, str | bytes | bytearray):
             raise ParameterTypeError("ledger", text, "JSON text")
         try:
-            data = json.loads(text, object_pairs_hook=_unique_keys)
+            data = strict_json_loads(text)
         except (json.JSONDecodeError, RecursionError, UnicodeDecodeError) as err:
             raise ParameterError("ledger", text[:40], f"JSON text ({type(err).__name__})") from None
         return cls.from_dict(data)
@@ -802,19 +802,7 @@ _LEDGER_FIELDS = ("format", "neighbouring", "dps", "events", "sha256")
 
 def _ledger_digest(data: dict[str, Any]) -> str:
     """``sha256:`` of a ledger's fields other than ``sha256``, as canonical JSON."""
-    body = {k: val for k, val in data.items() if k != "sha256"}
-    text = json.dumps(body, sort_keys=True, separators=(",", ":"))
-    return "sha256:" + hashlib.sha256(text.encode()).hexdigest()
-
-
-def _unique_keys(items: list[tuple[str, Any]]) -> dict[str, Any]:
-    """A JSON object whose keys are all different (``json.loads`` would keep the last silently)."""
-    out: dict[str, Any] = {}
-    for key, value in items:
-        if key in out:
-            raise ParameterError(key, value, "a key given once in its object (this one appears twice)")
-        out[key] = value
-    return out
+    return digest({k: val for k, val in data.items() if k != "sha256"})
 
 
 # -- helpers of the routes ------------------------------------------------------------------

@@ -31,7 +31,7 @@ from fractions import Fraction
 from mpmath import mp
 
 from accounting import _validate as v
-from accounting._certified import Mpf, float_up
+from accounting._certified import Mpf, exact_fraction, float_up
 from accounting._search import smallest
 from accounting.errors import ParameterError
 
@@ -680,17 +680,6 @@ def discrete_gaussian_epsilon_zcdp(sigma: float, delta: float, sensitivity: int 
 # --------------------------------------------------------------------------------------------
 
 
-def _exact_fraction(value: object) -> Fraction:
-    """A real already validated as finite, as the exact rational it stores (a float is its binary
-    value: a sensitivity given as a float bounds the shift by that float, not by its decimal)."""
-    if isinstance(value, numbers.Rational):
-        return Fraction(int(value.numerator), int(value.denominator))
-    if isinstance(value, mp.mpf):
-        man, exp = value.man_exp
-        return Fraction(int(man)) * Fraction(2) ** int(exp)
-    return Fraction(float(value))  # type: ignore[arg-type]
-
-
 def _lattice_shift(sensitivity: object, dimension: object, l1: object) -> tuple[int, int, int]:
     """``(S2, S1, m)``: integer bounds on ``‖v‖₂²``, on ``‖v‖₁`` and on the number of nonzero
     coordinates of every shift ``v ∈ Z^d`` of an integer query.
@@ -713,15 +702,15 @@ def _lattice_shift(sensitivity: object, dimension: object, l1: object) -> tuple[
         s = v.integer("sensitivity", sensitivity, minimum=1)
         if l1 is not None:
             v.interval("l1", l1, 1, math.inf, low_open=False, why="a nonzero integer shift has |v| >= 1")
-            s = min(s, math.floor(_exact_fraction(l1)))
+            s = min(s, math.floor(exact_fraction(l1, "l1")))
         return s * s, s, 1
     why = "a nonzero integer vector has ℓ2 norm >= 1"
     v.interval("sensitivity", sensitivity, 1, math.inf, low_open=False, why=why)
-    s2 = math.floor(_exact_fraction(sensitivity) ** 2)
+    s2 = math.floor(exact_fraction(sensitivity, "sensitivity") ** 2)
     s1 = min(math.isqrt(d * s2), s2)
     if l1 is not None:
         v.interval("l1", l1, 1, math.inf, low_open=False, why="a nonzero integer vector has ℓ1 norm >= 1")
-        s1 = min(s1, math.floor(_exact_fraction(l1)))
+        s1 = min(s1, math.floor(exact_fraction(l1, "l1")))
     return s2, s1, min(d, s1)
 
 

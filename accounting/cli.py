@@ -50,15 +50,13 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import enum
-import json
 import math
 import os
 import sys
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager
-from dataclasses import asdict, dataclass, is_dataclass
+from dataclasses import asdict, dataclass
 from fractions import Fraction
 from typing import Any, NoReturn, TypeVar
 
@@ -66,8 +64,8 @@ import mpmath
 import numpy as np
 from mpmath import iv, mp
 
+from accounting import _io, answers, bounds, shuffle, tree
 from accounting import _validate as v
-from accounting import answers, bounds, shuffle, tree
 from accounting._certified import DEFAULT_DPS, Enclosure, float_down, float_up, precision, upper
 from accounting.accountant import PUBLISHED, ROUTES, Accountant, EventLike, mechanism_to_dict, noise_to_dict
 from accounting.calibration import (
@@ -1358,16 +1356,6 @@ def _curve_title(args: argparse.Namespace, spec: CurveSpec) -> str:
     return f"{what} against {spec.x} ({', '.join(parts)})"
 
 
-def _write_atomic(path: str, write: Callable[[str], None]) -> None:
-    tmp = os.path.join(os.path.dirname(path) or ".", f".{os.path.basename(path)}.{os.getpid()}.tmp")
-    try:
-        write(tmp)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-
-
 def _check_out(prefix: str) -> None:
     """``--out PREFIX`` names files in a writable folder (checked before any accounting)."""
     folder = os.path.dirname(prefix) or "."
@@ -1382,14 +1370,11 @@ def _check_out(prefix: str) -> None:
 def _write_curve_csv(path: str, columns: Sequence[str], rows: Sequence[Mapping[str, object]]) -> None:
     import csv
 
-    def write(tmp: str) -> None:
-        with open(tmp, "w", encoding="utf-8", newline="") as handle:
-            out = csv.writer(handle)
-            out.writerow(columns)
-            for row in rows:  # floats by repr: every value read back is the one certified
-                out.writerow([repr(row[c]) if isinstance(row[c], float) else row[c] for c in columns])
-
-    _write_atomic(path, write)
+    with _io.atomic_path(path) as tmp, open(tmp, "w", encoding="utf-8", newline="") as handle:
+        out = csv.writer(handle)
+        out.writerow(columns)
+        for row in rows:  # floats by repr: every value read back is the one certified
+            out.writerow([repr(row[c]) if isinstance(row[c], float) else row[c] for c in columns])
 
 
 def _draw_curve(
@@ -1425,12 +1410,7 @@ def _draw_curve(
     note = f"\n({left_out} point(s) at 0 or unbounded not drawn)" if left_out else ""
     ax.set_title(title + note, fontsize=9)
     ax.grid(alpha=0.3, which="both")
-    for path in paths:
-
-        def save(tmp: str, fmt: str = path.rsplit(".", 1)[1]) -> None:
-            fig.savefig(tmp, format=fmt, dpi=120)
-
-        _write_atomic(path, save)
+    _io.save_figure(fig, paths, dpi=120)  # no dates: the same curve gives the same files
 
 
 def _cmd_curve(args: argparse.Namespace) -> int:
@@ -1916,39 +1896,12 @@ def build_parser() -> argparse.ArgumentParser:
 # -- the contract of the three command lines -------------------------------------------------
 
 
-def json_ready(value: Any) -> Any:
-    """Data for strict JSON: dataclasses, mappings, sequences, numpy and mpmath scalars, enums.
-
-    The one convention of the three command lines for infinities: ``+inf`` is the string ``"inf"``
-    and ``-inf`` the string ``"-inf"``. NaN is left as it is, so :func:`json_text` refuses it
-    (``allow_nan=False``): a NaN in an answer is a bug to see, not a value to print.
-    """
-    if is_dataclass(value) and not isinstance(value, type):
-        return json_ready(asdict(value))
-    if isinstance(value, Mapping):
-        return {str(k): json_ready(x) for k, x in value.items()}
-    if isinstance(value, list | tuple):
-        return [json_ready(x) for x in value]
-    if isinstance(value, enum.Enum):
-        return json_ready(value.value)
-    if isinstance(value, np.generic):
-        return json_ready(value.item())
-    if isinstance(value, mpmath.mpf):
-        return json_ready(float(value))
-    if isinstance(value, bool | int | str) or value is None:
-        return value
-    if isinstance(value, float):
-        if math.isinf(value):
-            return "inf" if value > 0 else "-inf"
-        return value
-    return str(value)
-
-
 def json_text(record: Any) -> str:
-    """``record`` as strict JSON (:func:`json_ready`; ``allow_nan=False``, so a slip fails loudly:
-    a NaN in an answer is a bug, reported as an internal error, never printed)."""
+    """``record`` as strict JSON (:func:`accounting._io.json_text`: ``+inf`` is ``"inf"``, and
+    ``allow_nan=False``, so a slip fails loudly: a NaN in an answer is a bug, reported as an
+    internal error, never printed)."""
     try:
-        return json.dumps(json_ready(record), indent=2, allow_nan=False)
+        return _io.json_text(record)
     except ValueError as err:
         raise RuntimeError(f"an answer holds a NaN, which JSON cannot carry ({err})") from None
 

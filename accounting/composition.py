@@ -28,7 +28,7 @@ import mpmath
 from mpmath import iv, mp
 
 from accounting import _validate as v
-from accounting._certified import Interval, Mpf, float_down, float_up, lower, precision, upper
+from accounting._certified import Interval, Mpf, exact_fraction, float_down, float_up, lower, precision, upper
 from accounting.conversion import (
     Conversion,
     optimize_rdp_order,
@@ -87,17 +87,13 @@ def _pair(index: int, pair: object) -> tuple[float, float]:
 
 def _fraction(x: object) -> Fraction | None:
     """``x`` (int, float, Fraction or mpf) as an exact Fraction; ``None`` for ``+inf``."""
-    if isinstance(x, mpmath.mpf):
-        if mp.isinf(x) and x > 0:
-            return None
-        sign, man, exp, _ = x._mpf_
-        value = Fraction(int(man)) * (Fraction(2) ** int(exp))
-        return -value if sign else value
-    if isinstance(x, float) and math.isinf(x) and x > 0:
+    # +inf is a value of the sum here (it makes the sum inf), so it is told apart before the
+    # kernel's conversion, which refuses every non-finite number.
+    if isinstance(x, mpmath.mpf | float) and x == math.inf:
         return None
-    if isinstance(x, int | float | Fraction):
-        return Fraction(x)
-    raise ParameterError("value", x, "an int, float, Fraction or mpf")
+    if not isinstance(x, int | float | Fraction | mpmath.mpf):
+        raise ParameterError("value", x, "an int, float, Fraction or mpf")
+    return exact_fraction(x)
 
 
 def sum_up(values: Iterable[object]) -> float:

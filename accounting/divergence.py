@@ -34,7 +34,7 @@ from fractions import Fraction
 from mpmath import iv, mp
 
 from accounting import _validate as v
-from accounting._certified import Enclosure, Interval, Mpf, lower, precision, upper
+from accounting._certified import Enclosure, Interval, Mpf, exact_fraction, lower, precision, upper
 from accounting._search import certify_upward
 from accounting.errors import UnsupportedError
 from accounting.noise import DEFAULT_DPS, DiscreteGaussian, LatticeNoise, Shifted
@@ -442,14 +442,7 @@ def discrete_gaussian_epsilon(
 
         def certified(epsilon: Mpf) -> bool:
             # δ at the exact binary value of the candidate: the ε that is returned.
-            return bool(upper(_dg_delta(noise, k, _exact_fraction(epsilon))) <= d)
+            return bool(upper(_dg_delta(noise, k, exact_fraction(epsilon, "epsilon"))) <= d)
 
         hi = certify_upward(candidate, certified, what="the discrete Gaussian's ε(δ)")
         return Enclosure(min(eps_lo, hi), hi)
-
-
-def _exact_fraction(x: Mpf) -> Fraction:
-    """An ``mpf`` as the exact binary fraction it is."""
-    sign, man, exp, _ = x._mpf_
-    value = Fraction(int(man)) * Fraction(2) ** int(exp)
-    return -value if sign else value

@@ -100,17 +100,23 @@ from __future__ import annotations
 
 import importlib.metadata
 import math
-import numbers
 import sys
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Literal
 
-import mpmath
 from mpmath import iv
 
 from accounting import _validate as v
-from accounting._certified import DEFAULT_DPS, Enclosure, float_up, precision, to_interval, upper
+from accounting._certified import (
+    DEFAULT_DPS,
+    Enclosure,
+    exact_fraction,
+    float_up,
+    precision,
+    to_interval,
+    upper,
+)
 from accounting.accountant import Accountant, Composed, Event
 from accounting.errors import (
     MissingDependencyError,
@@ -195,17 +201,6 @@ def _their_relation(relation: Neighbouring) -> Any:
 # -- exact numbers and rounding ------------------------------------------------------------------
 
 
-def _exact(value: object) -> Fraction:
-    """The exact rational a validated finite real stores."""
-    if isinstance(value, Fraction):
-        return value
-    if isinstance(value, numbers.Integral):
-        return Fraction(int(value))
-    if isinstance(value, mpmath.mpf):
-        return Fraction(*mpmath.libmp.to_rational(value._mpf_))
-    return Fraction(float(value))  # type: ignore[arg-type]
-
-
 def _float_down(x: Fraction) -> float:
     """The largest float ``<= x`` (``float(Fraction)`` rounds to nearest, correctly)."""
     f = float(x)
@@ -268,7 +263,7 @@ def _mechanism(event: Any, path: str, factor: int) -> AdditiveNoise | None:
         # dp_accounting's DLap(a) has P(x) ∝ e^{-a|x|} (dp_event.py): decay e^{-a}, scale exactly 1/a.
         _field(event, path, "noise_parameter", v.positive)
         c = _field(event, path, "sensitivity", v.integer, minimum=1)
-        return AdditiveNoise(DiscreteLaplace(1 / _exact(event.noise_parameter)), factor * c)
+        return AdditiveNoise(DiscreteLaplace(1 / exact_fraction(event.noise_parameter)), factor * c)
     return None
 
 
@@ -348,7 +343,7 @@ def _from(event: object, path: str, relation: Neighbouring) -> OurEvent:
         if q == 0:
             return _nothing()  # no record is ever in the batch: the output ignores the data
         raw = event.sampling_probability
-        exact = _exact(raw)
+        exact = exact_fraction(raw)
         return PoissonSampled(mechanism, q if Fraction(q) == exact else exact)  # the rate as run
     if isinstance(event, de.SampledWithoutReplacementDpEvent):
         n = _field(event, path, "source_dataset_size", v.integer, minimum=1)
@@ -418,7 +413,7 @@ def _discrete_laplace_parameter(noise: DiscreteLaplace) -> float:
     if noise.decay is not None:
         with precision(40):
             return float_up(upper(-iv.log(to_interval(noise.decay))))
-    return _float_up(1 / _exact(noise.scale))
+    return _float_up(1 / exact_fraction(noise.scale))
 
 
 def _mechanism_to(m: Mechanism, path: str, relation: Neighbouring | None) -> Any:
@@ -439,9 +434,9 @@ def _mechanism_to(m: Mechanism, path: str, relation: Neighbouring | None) -> Any
         c = -(-d // 2) if halve else d  # an odd Δ under replace-one: C = ⌈Δ/2⌉, so 2C >= Δ
         return de.DiscreteLaplaceDpEvent(noise_parameter=_discrete_laplace_parameter(noise), sensitivity=c)
     if isinstance(noise, Gaussian | Laplace):
-        contribution = _exact(m.sensitivity) / (2 if halve else 1)
+        contribution = exact_fraction(m.sensitivity) / (2 if halve else 1)
         scale = noise.sigma if isinstance(noise, Gaussian) else noise.scale
-        multiplier = _float_down(_exact(scale) / contribution)  # less noise, never more
+        multiplier = _float_down(exact_fraction(scale) / contribution)  # less noise, never more
         if isinstance(noise, Gaussian):
             return de.GaussianDpEvent(noise_multiplier=multiplier)
         return de.LaplaceDpEvent(noise_multiplier=multiplier)

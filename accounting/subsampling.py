@@ -106,6 +106,7 @@ from accounting._certified import (
     Enclosure,
     Interval,
     Mpf,
+    exact_fraction,
     float_up,
     log1p,
     lower,
@@ -373,12 +374,7 @@ class LatticeMixture(LatticeNoise):
 def _fraction(name: str, value: object) -> Fraction:
     """A real validated by :mod:`accounting._validate`, as the exact rational it stores."""
     v.real(name, value)
-    if isinstance(value, Fraction):
-        return value
-    if isinstance(value, mpmath.mpf):
-        return Fraction(*mpmath.libmp.to_rational(value._mpf_))
-    assert isinstance(value, int | float)
-    return Fraction(value)
+    return exact_fraction(value, name)
 
 
 # ---------------------------------------------------------------------------------------

@@ -72,7 +72,6 @@ by all repetitions.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 import os
@@ -88,6 +87,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from accounting import _validate as v
+from accounting._io import digest
 from learners import mab, privacy
 from learners.errors import ConfigError, ParameterError, ParameterTypeError
 from learners.families import (
@@ -375,8 +375,7 @@ class Config:
             del panel["name"]
             panel.pop("x_axis", None)
             panel.pop("y_axis", None)
-        text = json.dumps(data, sort_keys=True, separators=(",", ":"))
-        return "sha256:" + hashlib.sha256(text.encode()).hexdigest()
+        return digest(data)
 
     def epsilon_indices(self, panel: Panel, algorithm: AlgorithmSpec) -> range:
         """The ε indices an algorithm runs at in a panel (one run, index 0, if non-private)."""

@@ -47,6 +47,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from accounting._io import save_figure
 from learners.config import (
     BANDS,
     DEFAULT_BANDS,
@@ -342,23 +343,10 @@ _WRITING: ContextVar[tuple[str, ...]] = ContextVar("formats", default=FORMATS)
 
 def _save(fig: Any, path: Path) -> list[Path]:
     """``fig`` as ``path`` in every format :func:`plot_results` asked for, each written atomically."""
-    from matplotlib import rc_context
-
-    # TrueType fonts in the PDF (publishers refuse Type 3) and no dates or random ids: the same
-    # results give the same files.
-    metadata = {"png": None, "pdf": {"CreationDate": None}, "svg": {"Date": None}}
-    written = []
-    with rc_context({"pdf.fonttype": 42, "svg.hashsalt": "dpcert"}):
-        for fmt in _WRITING.get():
-            target = path.with_suffix(f".{fmt}")
-            tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
-            # "tight": nothing outside the axes (a legend below them) is cut off at the edge
-            fig.savefig(
-                tmp, format=fmt, dpi=150, metadata=metadata[fmt], bbox_inches="tight", pad_inches=0.08
-            )
-            os.replace(tmp, target)
-            written.append(target)
-    return written
+    # The kernel's saver: TrueType fonts in the PDF, no dates or random ids, so the same results give
+    # the same files. "tight": nothing outside the axes (a legend below them) is cut off at the edge.
+    targets = [path.with_suffix(f".{fmt}") for fmt in _WRITING.get()]
+    return save_figure(fig, targets, dpi=150, bbox_inches="tight", pad_inches=0.08)
 
 
 def plot_results(

@@ -42,6 +42,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import NDArray
 
+from accounting._io import atomic_path, json_text, strict_json_loads, write_atomic
 from accounting.accountant import Accountant
 from learners.config import Config, Unit
 from learners.errors import LearnerError, ParameterError
@@ -119,17 +120,13 @@ class _UnitData:
         return "sha256:" + h.hexdigest()
 
     def save(self, path: Path) -> None:
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        with tmp.open("wb") as f:
-            entries: dict[str, Any] = {
-                **self.arrays(),
-                "meta": np.array(json.dumps(self.meta, sort_keys=True)),
-                "checksum": np.array(self.digest()),
-            }
+        entries: dict[str, Any] = {
+            **self.arrays(),
+            "meta": np.array(json.dumps(self.meta, sort_keys=True)),
+            "checksum": np.array(self.digest()),
+        }
+        with atomic_path(path) as tmp, tmp.open("wb") as f:
             np.savez(f, **entries)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
 
     @classmethod
     def load(cls, path: Path) -> _UnitData:
@@ -172,24 +169,14 @@ class TamperedError(ParameterError, LearnerError):
     """A file of a results folder does not match the content hash written with it."""
 
 
+def _twice(key: str, value: Any) -> Exception:
+    # The message a malformed results file has always been refused with (the readers quote it).
+    return ValueError(f"the key {key!r} appears twice in one object")
+
+
 def _strict_json(text: str) -> Any:
     """``json.loads`` that refuses a key given twice in one object (the later would win silently)."""
-
-    def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
-        out: dict[str, Any] = {}
-        for key, value in items:
-            if key in out:
-                raise ValueError(f"the key {key!r} appears twice in one object")
-            out[key] = value
-        return out
-
-    return json.loads(text, object_pairs_hook=pairs)
-
-
-def _write_atomic(path: Path, text: str) -> None:
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
+    return strict_json_loads(text, duplicate=_twice)
 
 
 # ---------------------------------------------------------------------------------------
@@ -212,17 +199,6 @@ def _statistics(values: FloatArray) -> dict[str, Any]:
     sd = float(values.std(ddof=1))
     half = _t_quantile(r) * sd / math.sqrt(r)
     return {"mean": mean, "sd": sd, "half_width": half, "ci95": [mean - half, mean + half]}
-
-
-def _json_ready(value: Any) -> Any:
-    """Standard JSON (infinities and NaN as strings)."""
-    if isinstance(value, dict):
-        return {str(k): _json_ready(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_json_ready(v) for v in value]
-    if isinstance(value, float) and not math.isfinite(value):
-        return str(value)
-    return value
 
 
 def _merge_ledgers(metas: Sequence[Mapping[str, Any]]) -> tuple[dict[int, Accountant], dict[int, int]]:
@@ -250,7 +226,7 @@ def _save_ledgers(out: Path, stem: str, ledgers: Mapping[int, Accountant]) -> li
     folder.mkdir(exist_ok=True)
     names = ledger_files(stem, ledgers)
     for name, ledger in zip(names, ledgers.values(), strict=True):
-        _write_atomic(out / name, ledger.to_json() + "\n")
+        write_atomic(out / name, ledger.to_json() + "\n")
     return names
 
 
@@ -312,8 +288,7 @@ def _write_outputs(
 
     results: list[dict[str, Any]] = []
     saved: set[str] = set()
-    tmp = out / f".{CSV_FILE}.{os.getpid()}.tmp"
-    with tmp.open("w", encoding="utf-8", newline="") as f:
+    with atomic_path(out / CSV_FILE) as tmp, tmp.open("w", encoding="utf-8", newline="") as f:
         f.write(",".join(CSV_COLUMNS) + "\n")
         for (p, a, e), parts in groups.items():
             panel, algorithm = config.panels[p], config.algorithms[a]
@@ -365,7 +340,6 @@ def _write_outputs(
                     **report,
                 }
             )
-    os.replace(tmp, out / CSV_FILE)
 
     summary = {
         "name": config.name,
@@ -395,8 +369,10 @@ def _write_outputs(
         ],
         "results": results,
     }
-    _write_atomic(out / SUMMARY_FILE, json.dumps(_json_ready(summary), indent=2, allow_nan=False) + "\n")
-    _write_atomic(out / SUMMARY_TABLE_FILE, _markdown(summary))
+    # Infinities and NaN as strings (a statistic of a degenerate run may be NaN): the summary's rule,
+    # where the command lines refuse NaN.
+    write_atomic(out / SUMMARY_FILE, json_text(summary, nan="string") + "\n")
+    write_atomic(out / SUMMARY_TABLE_FILE, _markdown(summary))
     for stale in (out / LEDGERS_DIR).glob("*__n*.json"):  # a ledger no result of this run names
         if f"{LEDGERS_DIR}/{stale.name}" not in saved:
             stale.unlink()

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import NDArray
 
+from accounting._io import write_atomic
 from accounting.answers import caching
 from learners.config import Config, Instance, Unit
 from learners.errors import ConfigError, LearnerError, ParameterError, ParameterTypeError
@@ -36,7 +37,6 @@ from learners.results import (
     Group,
     TamperedError,
     _UnitData,
-    _write_atomic,
     _write_outputs,
     group_report,
     groups_of,
@@ -616,9 +616,9 @@ def _run_in(
     unit_dir.mkdir(parents=True, exist_ok=True)
     for stale in unit_dir.glob(".*.tmp"):
         stale.unlink()
-    _write_atomic(out / FINGERPRINT_FILE, config.fingerprint + "\n")
-    _write_atomic(out / CONFIG_FILE, config.to_toml())
-    _write_atomic(out / VERSIONS_FILE, json.dumps(_versions(), indent=2) + "\n")
+    write_atomic(out / FINGERPRINT_FILE, config.fingerprint + "\n")
+    write_atomic(out / CONFIG_FILE, config.to_toml())
+    write_atomic(out / VERSIONS_FILE, json.dumps(_versions(), indent=2) + "\n")
 
     pending: list[_Task] = []
     finished: list[tuple[Unit, _UnitData]] = []
