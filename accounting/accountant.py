@@ -113,6 +113,7 @@ __all__ = [
     "SelfComposed",
     "event_from_dict",
     "event_to_dict",
+    "route_name",
 ]
 
 #: ``"auto"`` computes the PLD route first when its estimated cost (:meth:`Accountant.pld_cost`,
@@ -324,7 +325,9 @@ PUBLISHED: dict[str, PublishedBound] = {
 """Published closed forms, by route name (``route="published:<name>"``)."""
 
 
-def _route_name(route: object) -> str:
+def route_name(route: object) -> str:
+    """``route`` if it names a route of :meth:`Accountant.epsilon` (:data:`ROUTES` or
+    ``"published:<name>"``), else a :class:`ParameterError` naming ``route`` and the valid ones."""
     if isinstance(route, str):
         if route in ROUTES:
             return route
@@ -446,12 +449,12 @@ class Accountant:
     def epsilon(self, delta: float, route: str = "auto") -> Enclosure:
         """The smallest certified ε with the composition ``(ε, δ)``-DP, by ``route``."""
         d = v.open_unit("delta", delta)
-        return self._answer(_route_name(route), d, True)
+        return self._answer(route_name(route), d, True)
 
     def delta(self, epsilon: float, route: str = "auto") -> Enclosure:
         """The smallest certified δ with the composition ``(ε, δ)``-DP, by ``route``."""
         e = v.nonnegative("epsilon", epsilon)
-        return self._answer(_route_name(route), e, False)
+        return self._answer(route_name(route), e, False)
 
     def _answer(self, route: str, at: float, want_epsilon: bool) -> Enclosure:
         """One route's answer, or for ``"auto"`` the smallest over the routes tried (rule below).
