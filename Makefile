@@ -14,6 +14,7 @@ $(STAMP): pyproject.toml
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check accounting learners verification tests examples
+	$(VENV)/bin/ruff format --check accounting learners verification tests examples
 
 typecheck: $(STAMP)
 	$(VENV)/bin/mypy --strict accounting learners verification
@@ -25,8 +26,7 @@ pytest: $(STAMP)
 test: lint typecheck pytest
 
 # The inner loop: the suite without the tests marked slow, on every core (under 2 minutes).
-test-fast: $(STAMP)
-	$(VENV)/bin/ruff check accounting learners verification tests examples
+test-fast: lint
 	$(PY) -m pytest -q -n auto --dist worksteal -m "not slow"
 
 demo: $(STAMP)

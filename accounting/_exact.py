@@ -475,4 +475,3 @@ def centered_binomial(rng: Randomness, trials: int, size: int) -> NDArray[np.int
         words[:, -1] >>= np.uint64(spare)
     counts = np.asarray(np.bitwise_count(words).sum(axis=1, dtype=np.int64), dtype=np.int64)
     return counts - trials // 2
-

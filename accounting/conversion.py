@@ -469,9 +469,7 @@ def _root_increasing(g: Callable[[Mpf], Mpf], lo: Mpf, hi: Mpf) -> Mpf:
     def order(u: float) -> Mpf:
         return 1 + mp.exp(mp.mpf(u))
 
-    u = smallest(
-        lambda x: float(-g(order(x))), float(mp.log(lo - 1)), float(mp.log(hi - 1)), max_steps=200
-    )
+    u = smallest(lambda x: float(-g(order(x))), float(mp.log(lo - 1)), float(mp.log(hi - 1)), max_steps=200)
     return order(u)
 
 

@@ -66,6 +66,7 @@ Param = float | Fraction
 IntArray = NDArray[np.int64]
 FloatArray = NDArray[np.float64]
 
+
 def _param(name: str, value: object, *, positive: bool = True) -> Param:
     """Validate a real parameter, keeping an exact Fraction as a Fraction."""
     checked = v.positive(name, value) if positive else v.nonnegative(name, value)
@@ -910,7 +911,7 @@ def _gaussian_series(a: Interval, first: int) -> Interval:
     while True:
         term = iv.exp(-a * k * k)
         total += term
-        if upper(term) < eps * max(lower(total), mp.ldexp(1, -10**6)) or upper(term) == 0:
+        if upper(term) < eps * max(lower(total), mp.ldexp(1, -(10**6))) or upper(term) == 0:
             break
         k += 1
     # Remainder Σ_{j > k} e^{-a j^2} <= e^{-a (k+1)^2} / (1 - e^{-a (2k+3)}).
@@ -1343,7 +1344,7 @@ class SumOfDiscreteGaussians(LatticeNoise):
         if t <= 0:
             return iv.mpf(1)
         sigma = to_interval(self.sigma)
-        return iv.exp(-iv.mpf(t) ** 2 / (2 * self.count * sigma * sigma))
+        return iv.exp(-(iv.mpf(t) ** 2) / (2 * self.count * sigma * sigma))
 
     def _cdf(self, t: int) -> Interval:
         return self._sf(-t)

@@ -30,6 +30,7 @@ for relation in ("replace-one", "add-remove"):
     eps = Accountant(relation).compose(release).epsilon(DELTA)
     print(f"16 Skellam shares, total variance 1e4, {relation}: ε = {float(eps):.4f}")
 
+
 # 4. Any mechanism: the least σ of a Poisson-subsampled Gaussian (q = 0.01) over 1000 steps.
 def dp_sgd(sigma: float) -> Accountant:
     release = subsampling.PoissonSampled(AdditiveNoise(Gaussian(sigma)), 0.01)

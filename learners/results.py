@@ -473,10 +473,10 @@ def _markdown(summary: Mapping[str, Any]) -> str:
 
 #: The first note of ``summary.md`` when the exact column is not answered by mode ``"auto"``.
 _MODE_NOTES = {
-    "cheap": "Exact privacy by cheap routes only (exact_privacy = \"cheap\"): a ledger whose exact answer "
+    "cheap": 'Exact privacy by cheap routes only (exact_privacy = "cheap"): a ledger whose exact answer '
     "is estimated to cost more than a fraction of a second is answered by the published bound on its "
     "mechanism, and its route says so.",
-    "off": "Exact privacy is off (exact_privacy = \"off\"): the exact column is not computed.",
+    "off": 'Exact privacy is off (exact_privacy = "off"): the exact column is not computed.',
 }
 
 

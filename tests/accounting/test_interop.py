@@ -56,7 +56,6 @@ RELATIONS = ["add-remove", "replace-one"]
 FACTOR = {"add-remove": 1, "replace-one": 2}
 
 
-
 @pytest.fixture
 def dp() -> Any:
     return pytest.importorskip("dp_accounting")

@@ -71,7 +71,7 @@ def _dg_table(sigma: float | Fraction, dps: int) -> tuple[int, tuple[Mpf, ...]]:
     with mp.workdps(dps):
         s = as_mpf(sigma)
         w = _dg_weight_reach(s) + 40  # also covers every (widened) reference_window
-        weights = [mp.exp(-mp.mpf(x) ** 2 / (2 * s * s)) for x in range(-w, w + 1)]
+        weights = [mp.exp(-(mp.mpf(x) ** 2) / (2 * s * s)) for x in range(-w, w + 1)]
         total = mp.fsum(weights)
         return -w, tuple(x / total for x in weights)
 
@@ -156,7 +156,7 @@ def bessel_i(k: int, z: Mpf) -> Mpf:
 
 def _dg_far(sigma: float | Fraction, x: int, table: tuple[Mpf, ...], start: int) -> Mpf:
     s = as_mpf(sigma)
-    return table[-start] * mp.exp(-mp.mpf(x) ** 2 / (2 * s * s))  # table[-start] = 1/Z
+    return table[-start] * mp.exp(-(mp.mpf(x) ** 2) / (2 * s * s))  # table[-start] = 1/Z
 
 
 def reference_window(noise: LatticeNoise, extra: int = 0) -> tuple[int, int]:
@@ -603,9 +603,7 @@ def moments_consistent(samples: np.ndarray, mean: float, var: float, m4: float, 
     n = samples.size
     se_mean = math.sqrt(var / n)
     se_var = math.sqrt(max(m4 - var**2, 0.0) / n) + 1e-12
-    return bool(
-        abs(samples.mean() - mean) <= z * se_mean and abs(samples.var(ddof=1) - var) <= z * se_var
-    )
+    return bool(abs(samples.mean() - mean) <= z * se_mean and abs(samples.var(ddof=1) - var) <= z * se_var)
 
 
 def chi_square_pvalue(

@@ -291,7 +291,12 @@ def test_every_exact_sampler_passes(index: int) -> None:
 def test_exact_samplers_cover_every_lattice_distribution() -> None:
     kinds = {type(case.noise).__name__ for case in EXACT_SAMPLERS}
     assert kinds >= {
-        "DiscreteLaplace", "Geometric", "Polya", "Skellam", "DiscreteGaussian", "SumOfDiscreteGaussians",
+        "DiscreteLaplace",
+        "Geometric",
+        "Polya",
+        "Skellam",
+        "DiscreteGaussian",
+        "SumOfDiscreteGaussians",
         "CenteredBinomial",
     }
 
