@@ -16,9 +16,9 @@ rounded up, so a reported privacy loss is never optimistic. Amplification by shu
 """
 
 from accounting import bounds, interop, shuffle, subsampling, tree
-from accounting._certified import DEFAULT_DPS, Enclosure
 from accounting.accountant import Accountant, Composed, Event, SelfComposed
 from accounting.calibration import Calibration, calibrate
+from accounting.certified import DEFAULT_DPS, Enclosure
 from accounting.divergence import epsilon_for_delta, hockey_stick, renyi
 from accounting.errors import (
     AccountingError,

@@ -41,7 +41,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from accounting._certified import exact_fraction
+from accounting.certified import exact_fraction
 from accounting.errors import ParameterError, ParameterTypeError, UnsupportedError
 
 __all__ = [

@@ -17,7 +17,7 @@ neighbouring relation it refuses up front (:meth:`Accountant.supports`,
 (a distributed sum under add-remove loses the removed user's noise share too), and a cited
 guarantee is accepted only under the relation of its theorem.
 
-**Routes.** Every answer is a certified :class:`~accounting._certified.Enclosure` that names its
+**Routes.** Every answer is a certified :class:`~accounting.certified.Enclosure` that names its
 route:
 
 ``"pld"``
@@ -63,10 +63,9 @@ from typing import Any, Literal
 
 from mpmath import mp
 
-from accounting import _validate as v
 from accounting import bounds, composition, conversion
-from accounting._certified import DEFAULT_DPS, Enclosure, float_down
-from accounting._io import digest, strict_json_loads
+from accounting import validate as v
+from accounting.certified import DEFAULT_DPS, Enclosure, float_down
 from accounting.composition import RdpCurve, sum_up
 from accounting.errors import (
     AccountingError,
@@ -100,6 +99,7 @@ from accounting.noise import (
     Skellam,
     SumOfDiscreteGaussians,
 )
+from accounting.storage import digest, strict_json_loads
 from accounting.subsampling import PoissonSampled, SampledWithoutReplacement
 
 __all__ = [

@@ -40,8 +40,8 @@ from typing import Any
 import mpmath
 from mpmath import mp
 
-from accounting._certified import DEFAULT_DPS, Enclosure
 from accounting.accountant import Accountant, Event
+from accounting.certified import DEFAULT_DPS, Enclosure
 from accounting.errors import UnsupportedError
 from accounting.neighbouring import Neighbouring
 

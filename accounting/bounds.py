@@ -7,13 +7,13 @@ exact numbers are cross-checked against.
 
 Conventions
 -----------
-- Public parameters are validated with :mod:`accounting._validate`; a bad value raises
+- Public parameters are validated with :mod:`accounting.validate`; a bad value raises
   :class:`~accounting.errors.ParameterError` or :class:`~accounting.errors.ParameterTypeError`
   naming the parameter. No function returns NaN; a value beyond the float range is returned
   as ``inf`` (the rounded-up answer).
 - Arithmetic is done in :mod:`mpmath` at 50 significant digits (more where a formula cancels),
   and every privacy quantity (ε, δ, ρ, an RDP value) and every calibrated noise scale is returned
-  as a float rounded *up* with :func:`~accounting._certified.float_up`: a larger loss or a larger
+  as a float rounded *up* with :func:`~accounting.certified.float_up`: a larger loss or a larger
   noise is the safe direction. ``float_up`` is always called inside the precision context in
   which its argument was computed, because converting a 50-digit number at the default 15-digit
   precision would round it to nearest first.
@@ -30,10 +30,10 @@ from fractions import Fraction
 
 from mpmath import mp
 
-from accounting import _validate as v
-from accounting._certified import Mpf, exact_fraction, float_up
-from accounting._search import smallest
+from accounting import validate as v
+from accounting.certified import Mpf, exact_fraction, float_up
 from accounting.errors import ParameterError
+from accounting.search import smallest
 
 __all__ = [
     "discrete_gaussian_delta_cks",

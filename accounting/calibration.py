@@ -4,7 +4,7 @@
 certified ε at ``δ`` (by the :class:`~accounting.accountant.Accountant`, over ``compositions``
 events) is at most the target, and returns the parameter rounded toward *more* noise together
 with the certified ε it achieves. The search runs on ``log θ`` by regula falsi (Illinois, the
-project's one search: :mod:`accounting._search`), keeping a bracket ``[lo, hi]`` with
+project's one search: :mod:`accounting.search`), keeping a bracket ``[lo, hi]`` with
 ``ε(lo) > target >= ε(hi)``; ``hi`` is returned, so the target is always met by the value
 returned, which was itself evaluated exactly. Any constructor ``θ -> event or ledger`` can be
 calibrated the same way.
@@ -31,11 +31,10 @@ from typing import Any
 
 from mpmath import iv, mp
 
-from accounting import _validate as v
 from accounting import bounds
-from accounting._certified import DEFAULT_DPS, Enclosure, float_up, precision, upper
-from accounting._search import smallest
+from accounting import validate as v
 from accounting.accountant import Accountant, EventLike
+from accounting.certified import DEFAULT_DPS, Enclosure, float_up, precision, upper
 from accounting.errors import ParameterError, ParameterTypeError, UnsupportedError
 from accounting.mechanisms import AdditiveNoise, ApproxDP, DistributedSum, Mechanism
 from accounting.neighbouring import Neighbouring
@@ -49,6 +48,7 @@ from accounting.noise import (
     Skellam,
 )
 from accounting.progress import Progress, current, report, reporting
+from accounting.search import smallest
 
 __all__ = [
     "FAMILIES",
@@ -187,7 +187,7 @@ def calibrate(
     ``compositions`` times into an :class:`~accounting.accountant.Accountant` under
     ``neighbouring`` (a returned Accountant is taken as the whole ledger).
 
-    The search (:func:`accounting._search.smallest`, regula falsi on ``ln θ``) keeps a bracket
+    The search (:func:`accounting.search.smallest`, regula falsi on ``ln θ``) keeps a bracket
     ``[lo, hi]`` with ``ε(lo) > target >= ε(hi)`` and returns ``hi``: the value returned was itself
     accounted and meets the target, and errs toward more noise by at most ``rtol`` relative
     (``rtol = 0``: the smallest float, for the Gaussian by default).
@@ -369,7 +369,7 @@ def calibrate(
 def _bracket_and_search(
     excess: Callable[[float], float], first: float, rtol: float, stop: Callable[[], bool] | None = None
 ) -> float:
-    """Bracket the crossing from ``first``, then :func:`~accounting._search.smallest` from both ends.
+    """Bracket the crossing from ``first``, then :func:`~accounting.search.smallest` from both ends.
 
     The excess is ``ln ε(θ) - ln target``, and ``ε`` falls at least as ``θ^{-1/2}`` in every family
     here (as ``1/σ``, ``1/b`` or ``1/√variance`` in the Gaussian regime), so the first step in
@@ -388,7 +388,7 @@ def _bracket_and_search(
     ``σ >= 1/2``, or a table too fine to build) counts as not meeting the target while no
     smaller level has been accounted: the search then moves to more noise, which is certified.
 
-    ``stop`` (the caller's budget, :func:`~accounting._search.smallest`'s) is asked once a level
+    ``stop`` (the caller's budget, :func:`~accounting.search.smallest`'s) is asked once a level
     meeting the target is known, before each further evaluation: when true, that level is returned.
     """
 

@@ -23,7 +23,7 @@ with the noise options of ``epsilon``; ``--out PREFIX`` writes ``PREFIX.csv`` an
 This module also holds what the three command lines (``dp-account``, ``dp-audit``, ``dp-regret``)
 share — the contract of :func:`run`:
 
-* every option is checked by the validators of :mod:`accounting._validate` (:func:`checked`), so a
+* every option is checked by the validators of :mod:`accounting.validate` (:func:`checked`), so a
   bad value gets the same wording as in the library, and a count above its limit is refused before
   any work with the limit and the reason;
 * invalid input exits with status 2 and one line on stderr naming the option, never a traceback:
@@ -64,9 +64,8 @@ import mpmath
 import numpy as np
 from mpmath import iv, mp
 
-from accounting import _io, answers, bounds, shuffle, tree
-from accounting import _validate as v
-from accounting._certified import DEFAULT_DPS, Enclosure, float_down, float_up, precision, upper
+from accounting import answers, bounds, shuffle, storage, tree
+from accounting import validate as v
 from accounting.accountant import PUBLISHED, ROUTES, Accountant, EventLike, mechanism_to_dict, noise_to_dict
 from accounting.calibration import (
     FAMILIES,
@@ -78,6 +77,7 @@ from accounting.calibration import (
     protocol_parameters,
     shuffle_sum_parameters,
 )
+from accounting.certified import DEFAULT_DPS, Enclosure, float_down, float_up, precision, upper
 from accounting.conversion import rdp_to_dp, zcdp_to_dp_cks
 from accounting.divergence import MAX_POINTS
 from accounting.errors import (
@@ -1370,7 +1370,7 @@ def _check_out(prefix: str) -> None:
 def _write_curve_csv(path: str, columns: Sequence[str], rows: Sequence[Mapping[str, object]]) -> None:
     import csv
 
-    with _io.atomic_path(path) as tmp, open(tmp, "w", encoding="utf-8", newline="") as handle:
+    with storage.atomic_path(path) as tmp, open(tmp, "w", encoding="utf-8", newline="") as handle:
         out = csv.writer(handle)
         out.writerow(columns)
         for row in rows:  # floats by repr: every value read back is the one certified
@@ -1410,7 +1410,7 @@ def _draw_curve(
     note = f"\n({left_out} point(s) at 0 or unbounded not drawn)" if left_out else ""
     ax.set_title(title + note, fontsize=9)
     ax.grid(alpha=0.3, which="both")
-    _io.save_figure(fig, paths, dpi=120)  # no dates: the same curve gives the same files
+    storage.save_figure(fig, paths, dpi=120)  # no dates: the same curve gives the same files
 
 
 def _cmd_curve(args: argparse.Namespace) -> int:
@@ -1457,7 +1457,7 @@ def _cmd_curve(args: argparse.Namespace) -> int:
     return _emit(args, record, "\n".join(lines))
 
 
-# -- option values, checked by accounting._validate -----------------------------------------
+# -- option values, checked by accounting.validate -----------------------------------------
 
 
 def _parse_real(text: str) -> float:
@@ -1481,7 +1481,7 @@ def _parse_integer(text: str) -> int | Fraction:
 
 def checked(check: Callable[..., T], *, integer: bool = False, **limits: Any) -> Callable[[str], T]:
     """An argparse ``type=``: parse the text, then ``check(name, value, **limits)`` from
-    :mod:`accounting._validate`, whose message (what is valid) becomes argparse's one-line error."""
+    :mod:`accounting.validate`, whose message (what is valid) becomes argparse's one-line error."""
 
     def convert(text: str) -> T:
         value: object = _parse_integer(text) if integer else _parse_real(text)
@@ -1897,11 +1897,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def json_text(record: Any) -> str:
-    """``record`` as strict JSON (:func:`accounting._io.json_text`: ``+inf`` is ``"inf"``, and
+    """``record`` as strict JSON (:func:`accounting.storage.json_text`: ``+inf`` is ``"inf"``, and
     ``allow_nan=False``, so a slip fails loudly: a NaN in an answer is a bug, reported as an
     internal error, never printed)."""
     try:
-        return _io.json_text(record)
+        return storage.json_text(record)
     except ValueError as err:
         raise RuntimeError(f"an answer holds a NaN, which JSON cannot carry ({err})") from None
 

@@ -27,8 +27,8 @@ from fractions import Fraction
 import mpmath
 from mpmath import iv, mp
 
-from accounting import _validate as v
-from accounting._certified import Interval, Mpf, exact_fraction, float_down, float_up, lower, precision, upper
+from accounting import validate as v
+from accounting.certified import Interval, Mpf, exact_fraction, float_down, float_up, lower, precision, upper
 from accounting.conversion import (
     Conversion,
     optimize_rdp_order,

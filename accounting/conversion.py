@@ -18,7 +18,7 @@ Pure DP → zCDP / RDP: :func:`pure_to_zcdp` (Bun–Steinke 2016 Prop. 3.3) and 
 :func:`pure_to_rdp`.
 
 Conventions as in :mod:`accounting.bounds`: parameters are validated with
-:mod:`accounting._validate`, arithmetic is done in :mod:`mpmath` at ``_DPS = 50`` digits or more,
+:mod:`accounting.validate`, arithmetic is done in :mod:`mpmath` at ``_DPS = 50`` digits or more,
 and every ε, δ or ρ is returned as a float rounded *up* (inside the precision context).
 
 A conversion is valid at *every* order ``α``, so an optimiser that misses the exact minimiser
@@ -34,10 +34,10 @@ from typing import Literal
 
 from mpmath import mp
 
-from accounting import _validate as v
-from accounting._certified import Mpf, float_up
-from accounting._search import smallest
+from accounting import validate as v
+from accounting.certified import Mpf, float_up
 from accounting.errors import ParameterError
+from accounting.search import smallest
 
 __all__ = [
     "optimize_rdp_order",
@@ -462,7 +462,7 @@ def zcdp_to_dp_bun_steinke(rho: float, delta: float) -> float:
 def _root_increasing(g: Callable[[Mpf], Mpf], lo: Mpf, hi: Mpf) -> Mpf:
     """The order where an increasing ``g`` crosses 0 (``g(lo) < 0 < g(hi)``), searched in ``ln(α - 1)``.
 
-    :func:`accounting._search.smallest` on the float ``u = ln(α - 1)`` with the excess ``-g``: any
+    :func:`accounting.search.smallest` on the float ``u = ln(α - 1)`` with the excess ``-g``: any
     order gives a valid conversion, so the float resolution of ``u`` only bounds the tightness.
     """
 

@@ -8,7 +8,7 @@ For ``P`` and ``Q`` on the integers (typically ``X + Δ`` and ``X``, see
 * :func:`renyi` — ``D_α(P || Q) = ln(Σ_x P(x)^α Q(x)^{1-α}) / (α - 1)`` for real ``α > 1``,
   and ``D_∞ = sup_x ln(P(x)/Q(x))``.
 
-Every result is an :class:`~accounting._certified.Enclosure` ``[lo, hi]`` computed in
+Every result is an :class:`~accounting.certified.Enclosure` ``[lo, hi]`` computed in
 interval arithmetic (:mod:`mpmath.iv`). Infinite sums are cut to a window whose left-out
 mass is bounded by the distributions' certified tail bounds:
 
@@ -33,11 +33,11 @@ from fractions import Fraction
 
 from mpmath import iv, mp
 
-from accounting import _validate as v
-from accounting._certified import Enclosure, Interval, Mpf, exact_fraction, lower, precision, upper
-from accounting._search import certify_upward
+from accounting import validate as v
+from accounting.certified import Enclosure, Interval, Mpf, exact_fraction, lower, precision, upper
 from accounting.errors import UnsupportedError
 from accounting.noise import DEFAULT_DPS, DiscreteGaussian, LatticeNoise, Shifted
+from accounting.search import certify_upward
 
 __all__ = [
     "MAX_POINTS",

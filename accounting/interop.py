@@ -107,8 +107,9 @@ from typing import Any, Literal
 
 from mpmath import iv
 
-from accounting import _validate as v
-from accounting._certified import (
+from accounting import validate as v
+from accounting.accountant import Accountant, Composed, Event
+from accounting.certified import (
     DEFAULT_DPS,
     Enclosure,
     exact_fraction,
@@ -117,7 +118,6 @@ from accounting._certified import (
     to_interval,
     upper,
 )
-from accounting.accountant import Accountant, Composed, Event
 from accounting.errors import (
     MissingDependencyError,
     ParameterError,
@@ -217,7 +217,7 @@ def _float_up(x: Fraction) -> float:
 
 
 def _field(event: object, path: str, name: str, check: Any, **kwargs: Any) -> Any:
-    """``event.name`` validated by ``check`` (a validator of :mod:`accounting._validate`); errors
+    """``event.name`` validated by ``check`` (a validator of :mod:`accounting.validate`); errors
     name where the field sits (``path``) and which class it belongs to."""
     value = getattr(event, name)
     label = f"{path}.{name}"

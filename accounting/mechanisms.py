@@ -37,9 +37,9 @@ from typing import Any
 import mpmath
 from mpmath import iv, mp
 
-from accounting import _validate as v
 from accounting import bounds, conversion
-from accounting._certified import Enclosure, Mpf, float_down, float_up, lower, precision, to_interval, upper
+from accounting import validate as v
+from accounting.certified import Enclosure, Mpf, float_down, float_up, lower, precision, to_interval, upper
 from accounting.divergence import (
     discrete_gaussian_delta,
     discrete_gaussian_epsilon,

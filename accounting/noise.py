@@ -4,7 +4,7 @@ Every distribution is an immutable value with validated parameters. A lattice
 distribution (:class:`LatticeNoise`) offers
 
 * an exact PMF at any precision: :meth:`LatticeNoise.pmf_exact` returns a certified
-  :class:`~accounting._certified.Enclosure`, and :meth:`LatticeNoise.pmf_intervals` a whole
+  :class:`~accounting.certified.Enclosure`, and :meth:`LatticeNoise.pmf_intervals` a whole
   table of :mod:`mpmath.iv` intervals, which is what the divergences consume;
 * a vectorized float64 PMF for statistics (:meth:`LatticeNoise.pmf`, numpy/scipy);
 * rigorous one-sided tail bounds (:meth:`LatticeNoise.sf_bound` for ``P(X >= t)``,
@@ -41,9 +41,14 @@ from mpmath import iv, mp
 from numpy.typing import ArrayLike, NDArray
 
 from accounting import _exact
-from accounting import _validate as v
-from accounting._certified import DEFAULT_DPS as DEFAULT_DPS
-from accounting._certified import (
+from accounting import validate as v
+from accounting._exact import Randomness as Randomness
+from accounting._exact import SystemRandomness as SystemRandomness
+from accounting._exact import bernoulli_exp as bernoulli_exp
+from accounting._exact import check_randomness as check_randomness
+from accounting._exact import uniform_below as uniform_below
+from accounting.certified import DEFAULT_DPS as DEFAULT_DPS
+from accounting.certified import (
     Enclosure,
     Interval,
     Mpf,
@@ -55,11 +60,6 @@ from accounting._certified import (
     to_mpf,
     upper,
 )
-from accounting._exact import Randomness as Randomness
-from accounting._exact import SystemRandomness as SystemRandomness
-from accounting._exact import bernoulli_exp as bernoulli_exp
-from accounting._exact import check_randomness as check_randomness
-from accounting._exact import uniform_below as uniform_below
 from accounting.errors import ParameterError, UnsupportedError
 
 Param = float | Fraction

@@ -60,7 +60,7 @@ exact fixed-point integers with scale ``2^bits``. Every PLD is a *pair* of grids
 
 The two ends of the enclosure: :meth:`PrivacyLossDistribution.delta` and
 :meth:`PrivacyLossDistribution.epsilon` return ``[optimistic, pessimistic]`` as an
-:class:`~accounting._certified.Enclosure`.
+:class:`~accounting.certified.Enclosure`.
 
 **Where the contraction costs more.** At the ends of a loss range where mass piles up (the atoms
 ``±Δ/b`` of the Laplace mechanism, the two atoms of randomized response, a subsampled loss
@@ -136,9 +136,9 @@ import numpy as np
 from mpmath import iv, mp
 from numpy.typing import NDArray
 
-from accounting import _validate as v
 from accounting import bounds
-from accounting._certified import (
+from accounting import validate as v
+from accounting.certified import (
     Enclosure,
     Interval,
     Mpf,
@@ -149,7 +149,6 @@ from accounting._certified import (
     to_interval,
     upper,
 )
-from accounting._search import certify_upward, largest
 from accounting.divergence import _check_size, _tables
 from accounting.errors import ParameterError, ParameterTypeError, UnsupportedError, UnsupportedEventError
 from accounting.mechanisms import AdditiveNoise, ApproxDP, DistributedSum, Mechanism, PureDP
@@ -164,6 +163,7 @@ from accounting.noise import (
     Shifted,
 )
 from accounting.progress import Progress, current, report, reporting
+from accounting.search import certify_upward, largest
 from accounting.subsampling import MixturePair, PoissonSampled, SampledWithoutReplacement
 
 __all__ = [
@@ -703,7 +703,7 @@ class PrivacyLossDistribution:
 
     Build one with :meth:`from_mechanism`; compose with :meth:`compose` and
     :meth:`self_compose`; ask :meth:`delta` and :meth:`epsilon`. Every answer is an
-    :class:`~accounting._certified.Enclosure` whose lower end comes from the optimistic grid
+    :class:`~accounting.certified.Enclosure` whose lower end comes from the optimistic grid
     and whose upper end from the pessimistic one (see the module docstring).
 
     Attributes
@@ -2313,7 +2313,7 @@ def _gaussian_epsilon_below(sigma: float, delta: float) -> float:
     """The largest float ε with ``δ(ε) >= δ (1 + 1e-25)`` (Balle–Wang, evaluated at 30+ digits),
     so that the exact ``ε(δ)`` lies above it; 0 when even ``δ(0)`` is below that.
 
-    Found by :func:`accounting._search.largest` below the upper end's answer (which has
+    Found by :func:`accounting.search.largest` below the upper end's answer (which has
     ``δ <= δ(1 - 1e-25)``). A ``σ`` so small that no finite float ε reaches the target gives the
     largest finite float.
     """

@@ -32,7 +32,7 @@ at ``p = 1/2``, else a certified bound: within about ``1/(2b)`` relatively at th
 
 Conventions
 -----------
-- Every ε and δ returned is rounded *up* (:func:`~accounting._certified.float_up`) from a value
+- Every ε and δ returned is rounded *up* (:func:`~accounting.certified.float_up`) from a value
   computed in :mod:`mpmath` (at 50 digits, or in interval arithmetic); the ``lower`` ends of
   enclosures are rounded down. A calibrated σ is rounded up, a local budget ``ε0``/``δ0`` down.
 - A theorem applied outside its hypotheses does not give a number: the result has
@@ -56,19 +56,19 @@ import numpy as np
 from mpmath import iv, mp
 from numpy.typing import NDArray
 
-from accounting import _validate as v
 from accounting import bounds
-from accounting._certified import DEFAULT_DPS, Enclosure, Interval, Mpf, float_down, float_up, precision
-from accounting._certified import lower as _lo
-from accounting._certified import upper as _hi
-from accounting._search import largest, smallest
+from accounting import validate as v
 from accounting.accountant import Accountant
 from accounting.calibration import ShuffleSumParameters, _bracket_and_search, shuffle_sum_parameters
+from accounting.certified import DEFAULT_DPS, Enclosure, Interval, Mpf, float_down, float_up, precision
+from accounting.certified import lower as _lo
+from accounting.certified import upper as _hi
 from accounting.composition import drv_epsilon
 from accounting.errors import ParameterError, ParameterTypeError, UnsupportedError
 from accounting.mechanisms import AdditiveNoise, ApproxDP
 from accounting.neighbouring import Neighbouring
 from accounting.noise import Binomial, CenteredBinomial, LatticeNoise, ln_factorial
+from accounting.search import largest, smallest
 
 __all__ = [
     "BOUNDS",
@@ -1563,7 +1563,7 @@ def shuffle_sum_calibration(
 
     ``g`` and ``levels`` are the cited theorem's (:func:`~accounting.calibration.shuffle_sum_parameters`:
     they set the rounding error, not the privacy); ``b`` is searched by the calibration's search
-    (:mod:`accounting.calibration`'s bracket and regula falsi, :mod:`accounting._search`) over the
+    (:mod:`accounting.calibration`'s bracket and regula falsi, :mod:`accounting.search`) over the
     certified ``ε(δ)`` of :func:`shuffle_sum_epsilon`, each integer ``b`` accounted once. ``p = 1/2``
     (the default) gives the most variance per bit and a symmetric noise. The ``b`` returned was
     itself accounted and meets the target, and ``b - 1`` (unless ``b = 1``) was accounted and does not.

@@ -76,7 +76,7 @@ sum of the shares of the clients that take part.
   noise, and no dominating pair is certified: refused (:class:`~accounting.errors.UnsupportedEventError`).
 
 **Answers.** ``epsilon``, ``delta`` and ``rdp`` take the neighbouring relation explicitly and
-return certified :class:`~accounting._certified.Enclosure`\\ s. Lattice noise is answered by
+return certified :class:`~accounting.certified.Enclosure`\\ s. Lattice noise is answered by
 certified window sums over the mixture pair (:mod:`accounting.divergence`, with
 :class:`LatticeMixture` for the sides); continuous Gaussian and Laplace noise by the exact
 threshold form of the hockey-stick divergence of a pair with a monotone privacy loss. Every
@@ -101,8 +101,8 @@ import numpy as np
 from mpmath import iv, mp
 from numpy.typing import ArrayLike, NDArray
 
-from accounting import _validate as v
-from accounting._certified import (
+from accounting import validate as v
+from accounting.certified import (
     Enclosure,
     Interval,
     Mpf,
@@ -115,7 +115,6 @@ from accounting._certified import (
     to_mpf,
     upper,
 )
-from accounting._search import certify_upward
 from accounting.divergence import _holder_mass, epsilon_for_delta, hockey_stick, renyi_sum
 from accounting.errors import ParameterError, ParameterTypeError, UnsupportedError, UnsupportedEventError
 from accounting.mechanisms import AdditiveNoise, DistributedSum
@@ -129,6 +128,7 @@ from accounting.noise import (
     RenyiPrior,
     Shifted,
 )
+from accounting.search import certify_upward
 
 if TYPE_CHECKING:
     from accounting.pld import PrivacyLossDistribution
@@ -372,7 +372,7 @@ class LatticeMixture(LatticeNoise):
 
 
 def _fraction(name: str, value: object) -> Fraction:
-    """A real validated by :mod:`accounting._validate`, as the exact rational it stores."""
+    """A real validated by :mod:`accounting.validate`, as the exact rational it stores."""
     v.real(name, value)
     return exact_fraction(value, name)
 

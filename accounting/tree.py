@@ -61,10 +61,10 @@ from typing import Literal
 
 from mpmath import mp
 
-from accounting import _validate as v
-from accounting._certified import DEFAULT_DPS, Enclosure, float_up
+from accounting import validate as v
 from accounting.accountant import Accountant, Composed, Event
 from accounting.calibration import Calibration, calibrate
+from accounting.certified import DEFAULT_DPS, Enclosure, float_up
 from accounting.errors import ParameterError
 from accounting.mechanisms import AdditiveNoise, DistributedSum, DistributedVectorSum, _float_at_least
 from accounting.neighbouring import Neighbouring

@@ -27,7 +27,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from accounting import _validate as v
+from accounting import validate as v
 from accounting.answers import CACHE_DIR_ENV, NO_CACHE_ENV
 from accounting.cli import Parser, checked, run
 from learners.config import BANDS

@@ -86,8 +86,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from accounting import _validate as v
-from accounting._io import digest
+from accounting import validate as v
+from accounting.storage import digest
 from learners import mab, privacy
 from learners.errors import ConfigError, ParameterError, ParameterTypeError
 from learners.families import (

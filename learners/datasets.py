@@ -44,7 +44,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy import sparse
 
-from accounting import _validate as v
+from accounting import validate as v
 from learners.environments import MABInstance
 from learners.errors import ParameterError, ParameterTypeError
 from learners.linear_instances import QueryInstance

@@ -97,7 +97,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from accounting import _validate as v
+from accounting import validate as v
 from accounting.errors import ParameterError, ParameterTypeError
 
 __all__ = [

@@ -34,7 +34,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy import special
 
-from accounting import _validate as v
+from accounting import validate as v
 from learners.errors import ParameterError, ParameterTypeError
 
 __all__ = [

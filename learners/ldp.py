@@ -161,7 +161,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 from numpy.typing import NDArray
 
-from accounting import _validate as v
+from accounting import validate as v
 from accounting.accountant import Accountant, Event
 from accounting.answers import ledger_epsilon
 from accounting.bounds import gaussian_sigma_classic

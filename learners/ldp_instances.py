@@ -50,7 +50,7 @@ from typing import NamedTuple
 import numpy as np
 from numpy.typing import NDArray
 
-from accounting import _validate as v
+from accounting import validate as v
 from learners.errors import ParameterError, ParameterTypeError
 
 __all__ = [

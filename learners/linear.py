@@ -154,11 +154,11 @@ from mpmath import mp
 from numpy.typing import NDArray
 from threadpoolctl import threadpool_limits
 
-from accounting import _validate as v
-from accounting._certified import DEFAULT_DPS, float_up
+from accounting import validate as v
 from accounting.accountant import Accountant, Event
 from accounting.answers import ledger_epsilon
 from accounting.calibration import ShuffleSumParameters, shuffle_sum_parameters
+from accounting.certified import DEFAULT_DPS, float_up
 from accounting.mechanisms import AdditiveNoise, ApproxDP
 from accounting.neighbouring import Neighbouring
 from accounting.noise import Gaussian

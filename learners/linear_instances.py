@@ -47,7 +47,7 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 from numpy.typing import NDArray
 
-from accounting import _validate as v
+from accounting import validate as v
 from learners.errors import ParameterError, ParameterTypeError
 
 __all__ = [

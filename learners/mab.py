@@ -83,7 +83,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from accounting import _validate as v
+from accounting import validate as v
 from accounting.accountant import PUBLISHED, ROUTES, Accountant, Event
 from accounting.accountant import route_name as accounting_route_name
 from accounting.answers import Question, answer

@@ -29,7 +29,7 @@ from functools import cached_property
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from accounting import _validate as v
+from accounting import validate as v
 from learners.errors import ParameterError, ParameterTypeError
 
 __all__ = [

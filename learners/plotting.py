@@ -47,7 +47,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from accounting._io import save_figure
+from accounting.storage import save_figure
 from learners.config import (
     BANDS,
     DEFAULT_BANDS,

@@ -42,9 +42,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from accounting._certified import float_down
 from accounting.accountant import ROUTES, Accountant, route_name
 from accounting.answers import Question, answer
+from accounting.certified import float_down
 from accounting.errors import ParameterError as AccountingParameterError
 from accounting.errors import UnsupportedError
 from learners.errors import ParameterError, ParameterTypeError

@@ -41,7 +41,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from accounting import _validate as v
+from accounting import validate as v
 from accounting.accountant import Accountant, Event
 from accounting.calibration import ProtocolParameters, ShuffleSumParameters, Variant
 from accounting.mechanisms import AdditiveNoise, DistributedSum, Mechanism, PureDP

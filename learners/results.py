@@ -42,8 +42,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import NDArray
 
-from accounting._io import atomic_path, json_text, strict_json_loads, write_atomic
 from accounting.accountant import Accountant
+from accounting.storage import atomic_path, json_text, strict_json_loads, write_atomic
 from learners.config import Config, Unit
 from learners.errors import LearnerError, ParameterError
 from learners.families import DEFAULT_FAMILY, FAMILIES

@@ -21,8 +21,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import NDArray
 
-from accounting._io import write_atomic
 from accounting.answers import caching
+from accounting.storage import write_atomic
 from learners.config import Config, Instance, Unit
 from learners.errors import ConfigError, LearnerError, ParameterError, ParameterTypeError
 from learners.families import FAMILIES

@@ -47,10 +47,10 @@ import mpmath
 import numpy as np
 from numpy.typing import NDArray
 
-from accounting import _validate as v
-from accounting._search import largest
+from accounting import validate as v
 from accounting.mechanisms import AdditiveNoise
 from accounting.noise import LatticeNoise, NoiseDistribution
+from accounting.search import largest
 from learners.protocols import Protocol
 from verification.errors import ParameterError, ParameterTypeError, VerificationError
 

@@ -53,7 +53,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from accounting import _validate as v
+from accounting import validate as v
 from accounting.mechanisms import AdditiveNoise, DistributedSum
 from accounting.noise import DiscreteGaussian, DiscreteLaplace, Gaussian, Laplace, Polya, Skellam
 from learners.ldp import code_mode_check, gaussian_multiplier

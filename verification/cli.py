@@ -27,8 +27,8 @@ from typing import Any
 
 import numpy as np
 
-from accounting import _validate as v
-from accounting._certified import DEFAULT_DPS
+from accounting import validate as v
+from accounting.certified import DEFAULT_DPS
 from accounting.cli import (
     MAX_BINOMIAL_TRIALS,
     MAX_LATTICE_SHIFT,

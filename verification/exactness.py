@@ -44,9 +44,9 @@ from typing import Any
 
 from mpmath import mp
 
-from accounting import _validate as v
 from accounting import bounds
-from accounting._certified import DEFAULT_DPS, Enclosure, Mpf, float_down, float_up
+from accounting import validate as v
+from accounting.certified import DEFAULT_DPS, Enclosure, Mpf, float_down, float_up
 from accounting.errors import UnsupportedError
 from accounting.mechanisms import AdditiveNoise, DistributedSum
 from accounting.noise import DiscreteGaussian, DiscreteLaplace, Skellam

@@ -38,8 +38,8 @@ import numpy as np
 from mpmath import mp
 from numpy.typing import NDArray
 
-from accounting import _validate as v
-from accounting._certified import float_up
+from accounting import validate as v
+from accounting.certified import float_up
 from accounting.neighbouring import Neighbouring
 from accounting.tree import (
     PAPER,

@@ -35,8 +35,8 @@ import numpy as np
 from mpmath import mp
 from numpy.typing import ArrayLike, NDArray
 
-from accounting import _validate as v
-from accounting._certified import lower, precision, upper
+from accounting import validate as v
+from accounting.certified import lower, precision, upper
 from accounting.noise import (
     CenteredBinomial,
     DiscreteGaussian,

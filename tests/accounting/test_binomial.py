@@ -19,8 +19,8 @@ from mpmath import iv, mp
 from scipy import stats
 
 from accounting import _exact
-from accounting._certified import Mpf, lower, precision, upper
 from accounting.accountant import Accountant
+from accounting.certified import Mpf, lower, precision, upper
 from accounting.divergence import hockey_stick
 from accounting.errors import ParameterError, ParameterTypeError
 from accounting.mechanisms import AdditiveNoise

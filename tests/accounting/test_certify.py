@@ -1,4 +1,4 @@
-"""The certify-upward step (:func:`accounting._search.certify_upward`) and the four ε(δ) solvers on it.
+"""The certify-upward step (:func:`accounting.search.certify_upward`) and the four ε(δ) solvers on it.
 
 A proposed upper end of ``ε(δ)`` usually passes its check at once, so a round trip cannot tell
 whether the check reads the *upper* end of the certified ``δ`` (or the pessimistic grid) or the
@@ -25,12 +25,12 @@ import pytest
 from mpmath import iv, mp
 
 from accounting import divergence
-from accounting._certified import Enclosure, float_up, precision, upper
-from accounting._search import certify_upward
+from accounting.certified import Enclosure, float_up, precision, upper
 from accounting.divergence import discrete_gaussian_epsilon, epsilon_for_delta
 from accounting.mechanisms import AdditiveNoise
 from accounting.noise import DiscreteGaussian, Gaussian, Shifted
 from accounting.pld import _EXTRA_DPS, PrivacyLossDistribution
+from accounting.search import certify_upward
 from accounting.subsampling import MixturePair
 from tests.accounting.test_divergence import brute_hockey
 from tests.accounting.test_noise import REF_DPS

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from mpmath import mp
 
 from accounting import bounds
-from accounting._certified import float_up
+from accounting.certified import float_up
 from accounting.conversion import (
     optimize_rdp_order,
     optimize_rdp_order_delta,

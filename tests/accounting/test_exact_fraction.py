@@ -1,4 +1,4 @@
-"""The kernel's one exact conversion to Fraction (accounting._certified.exact_fraction)."""
+"""The kernel's one exact conversion to Fraction (accounting.certified.exact_fraction)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import mpmath
 import numpy as np
 import pytest
 
-from accounting._certified import exact_fraction
+from accounting.certified import exact_fraction
 from accounting.errors import ParameterError, ParameterTypeError
 
 

@@ -29,9 +29,9 @@ from accounting import (
     ParameterTypeError,
     PureDP,
 )
-from accounting._certified import float_down, float_up
 from accounting.accountant import Accountant, Event, mechanism_from_dict, mechanism_to_dict
 from accounting.calibration import Variant, protocol_parameters
+from accounting.certified import float_down, float_up
 from accounting.composition import advanced_composition_kov, advanced_composition_kov_delta
 
 Mpf = Any

@@ -1,4 +1,4 @@
-"""The one monotone search (accounting._search): exact float resolution, certified ends."""
+"""The one monotone search (accounting.search): exact float resolution, certified ends."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from accounting._search import largest, smallest
+from accounting.search import largest, smallest
 
 
 @given(st.floats(min_value=-1e6, max_value=1e6, allow_nan=False))

@@ -23,8 +23,8 @@ from mpmath import mp
 from scipy import stats
 
 from accounting import shuffle
-from accounting._certified import Mpf
 from accounting.calibration import ShuffleSumParameters, shuffle_sum_parameters
+from accounting.certified import Mpf
 from accounting.cli import main
 from accounting.errors import ParameterError, ParameterTypeError
 from accounting.mechanisms import AdditiveNoise

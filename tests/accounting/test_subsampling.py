@@ -530,7 +530,7 @@ def test_erfc_enclosure_against_higher_precision() -> None:
     """The one trust placed in :func:`mpmath.erfc` (no interval erfc exists): checked at 3x the bits."""
     from mpmath import iv
 
-    from accounting._certified import lower, precision, upper
+    from accounting.certified import lower, precision, upper
     from accounting.subsampling import _erfc
 
     for u in ("0.001", "0.7", "3.3", "9.5", "27.1", "100.3", "1e4"):
@@ -580,7 +580,7 @@ def test_log1p_encloses_the_truth_tightly(c: str) -> None:
     and is narrow relative to it, where iv.log(1 + t) keeps no digit of a tiny t."""
     from mpmath import iv
 
-    from accounting._certified import log1p, lower, precision, upper
+    from accounting.certified import log1p, lower, precision, upper
 
     with mp.workdps(60):
         truth = mp.log1p(mp.mpf(c))

@@ -1,4 +1,4 @@
-"""accounting._validate: the one set of validators (exact integers, limits that say why)."""
+"""accounting.validate: the one set of validators (exact integers, limits that say why)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import mpmath
 import numpy as np
 import pytest
 
-from accounting import _validate as v
+from accounting import validate as v
 from accounting.errors import ParameterError, ParameterTypeError
 
 

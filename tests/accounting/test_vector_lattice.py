@@ -20,8 +20,8 @@ import pytest
 from mpmath import mp
 
 from accounting import Accountant, DiscreteGaussian, Skellam, SumOfDiscreteGaussians, bounds, tree
-from accounting._certified import float_up
 from accounting.accountant import Event
+from accounting.certified import float_up
 from accounting.divergence import renyi
 from accounting.errors import ParameterError, ParameterTypeError, UnsupportedError, UnsupportedEventError
 from accounting.mechanisms import DistributedSum, DistributedVectorSum

@@ -1,4 +1,4 @@
-"""The kernel's files (accounting._io): atomic writes, strict JSON, the canonical digest, figures."""
+"""The kernel's files (accounting.storage): atomic writes, strict JSON, the canonical digest, figures."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from accounting import _io
+from accounting import storage
 from accounting.accountant import Accountant
 from accounting.errors import ParameterError
 from accounting.mechanisms import AdditiveNoise
@@ -18,9 +18,9 @@ from accounting.noise import Gaussian
 
 
 def test_write_atomic_writes_text_and_bytes_and_leaves_no_temporary(tmp_path: Path) -> None:
-    _io.write_atomic(tmp_path / "a.json", "{}\n")
-    _io.write_atomic(tmp_path / "b.bin", b"\x00\x01")
-    _io.write_atomic(tmp_path / "a.json", "[1]\n")  # replaces the old file
+    storage.write_atomic(tmp_path / "a.json", "{}\n")
+    storage.write_atomic(tmp_path / "b.bin", b"\x00\x01")
+    storage.write_atomic(tmp_path / "a.json", "[1]\n")  # replaces the old file
     assert (tmp_path / "a.json").read_text(encoding="utf-8") == "[1]\n"
     assert (tmp_path / "b.bin").read_bytes() == b"\x00\x01"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a.json", "b.bin"]
@@ -31,7 +31,7 @@ def test_a_failed_write_leaves_the_old_file_and_no_temporary(tmp_path: Path) -> 
     target.write_text("old\n", encoding="utf-8")
 
     def interrupted() -> None:
-        with _io.atomic_path(target) as tmp, tmp.open("w", encoding="utf-8") as handle:
+        with storage.atomic_path(target) as tmp, tmp.open("w", encoding="utf-8") as handle:
             handle.write("new, half")
             handle.flush()
             raise RuntimeError("mid-write")
@@ -44,7 +44,7 @@ def test_a_failed_write_leaves_the_old_file_and_no_temporary(tmp_path: Path) -> 
 
 def test_a_failed_first_write_creates_nothing(tmp_path: Path) -> None:
     def interrupted() -> None:
-        with _io.atomic_path(tmp_path / "new.txt") as tmp:
+        with storage.atomic_path(tmp_path / "new.txt") as tmp:
             tmp.write_text("partial", encoding="utf-8")
             raise OSError("disk full")
 
@@ -54,21 +54,21 @@ def test_a_failed_first_write_creates_nothing(tmp_path: Path) -> None:
 
 
 def test_strict_json_refuses_a_key_given_twice_naming_it() -> None:
-    assert _io.strict_json_loads('{"a": 1, "b": {"c": 2}}') == {"a": 1, "b": {"c": 2}}
+    assert storage.strict_json_loads('{"a": 1, "b": {"c": 2}}') == {"a": 1, "b": {"c": 2}}
     with pytest.raises(ParameterError, match=r"^epsilon=2 is invalid") as err:
-        _io.strict_json_loads('{"x": {"epsilon": 1, "epsilon": 2}}')
+        storage.strict_json_loads('{"x": {"epsilon": 1, "epsilon": 2}}')
     assert err.value.name == "epsilon"
     with pytest.raises(ValueError, match="the key 'k' appears twice"):
-        _io.strict_json_loads('{"k": 1, "k": 1}', lambda k, v: ValueError(f"the key {k!r} appears twice"))
+        storage.strict_json_loads('{"k": 1, "k": 1}', lambda k, v: ValueError(f"the key {k!r} appears twice"))
 
 
 def test_digest_is_stable_and_ignores_key_order() -> None:
     a = {"b": [1, 2.5, None], "a": {"y": "z", "x": True}}
     b = {"a": {"x": True, "y": "z"}, "b": [1, 2.5, None]}
-    assert _io.canonical_json(a) == '{"a":{"x":true,"y":"z"},"b":[1,2.5,null]}'
-    assert _io.digest(a) == _io.digest(b)
-    assert _io.digest(a) == "sha256:" + hashlib.sha256(_io.canonical_json(a).encode()).hexdigest()
-    assert _io.digest(a) != _io.digest({**a, "c": 0})
+    assert storage.canonical_json(a) == '{"a":{"x":true,"y":"z"},"b":[1,2.5,null]}'
+    assert storage.digest(a) == storage.digest(b)
+    assert storage.digest(a) == "sha256:" + hashlib.sha256(storage.canonical_json(a).encode()).hexdigest()
+    assert storage.digest(a) != storage.digest({**a, "c": 0})
 
 
 def test_digest_is_the_ledgers_sha256() -> None:
@@ -76,17 +76,17 @@ def test_digest_is_the_ledgers_sha256() -> None:
     acc.compose(AdditiveNoise(Gaussian(2.0)), 3)
     data = acc.to_dict()
     body = {k: v for k, v in data.items() if k != "sha256"}
-    assert data["sha256"] == _io.digest(body)
+    assert data["sha256"] == storage.digest(body)
     assert Accountant.from_json(acc.to_json()) == acc
 
 
 def test_json_text_nan_rules() -> None:
     record: dict[str, Any] = {"up": math.inf, "down": -math.inf, "x": (1, 0.5)}
-    assert json.loads(_io.json_text(record)) == {"up": "inf", "down": "-inf", "x": [1, 0.5]}
+    assert json.loads(storage.json_text(record)) == {"up": "inf", "down": "-inf", "x": [1, 0.5]}
     # the command lines: a NaN is a bug, never printed
     with pytest.raises(ValueError, match="Out of range float"):
-        _io.json_text({"x": math.nan})
-    assert json.loads(_io.json_text({"x": math.nan}, nan="string")) == {"x": "nan"}  # summary.json
+        storage.json_text({"x": math.nan})
+    assert json.loads(storage.json_text({"x": math.nan}, nan="string")) == {"x": "nan"}  # summary.json
 
 
 def test_save_figure_is_reproducible_and_atomic(tmp_path: Path) -> None:
@@ -98,9 +98,9 @@ def test_save_figure_is_reproducible_and_atomic(tmp_path: Path) -> None:
         return fig
 
     names = ["f.png", "f.pdf", "f.svg"]
-    written = _io.save_figure(draw(), [tmp_path / n for n in names], dpi=100)
+    written = storage.save_figure(draw(), [tmp_path / n for n in names], dpi=100)
     assert written == [tmp_path / n for n in names]
     first = {n: (tmp_path / n).read_bytes() for n in names}
-    _io.save_figure(draw(), [tmp_path / n for n in names], dpi=100)  # no dates, fixed ids: same bytes
+    storage.save_figure(draw(), [tmp_path / n for n in names], dpi=100)  # no dates, fixed ids: same bytes
     assert first == {n: (tmp_path / n).read_bytes() for n in names}
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(names)

@@ -29,7 +29,7 @@ from typing import TypeVar
 
 from mpmath import mp
 
-from accounting._certified import Mpf
+from accounting.certified import Mpf
 
 __all__ = ["certify_upward", "largest", "smallest"]
 
