@@ -2,8 +2,8 @@
 
 Subcommands:
 
-``list``       the shipped configs: one per figure of the distributed MAB paper (spec §7.4,
-               ``figure1`` ... ``figure5``) and of the federated LinUCB paper (``fedlcb-figure2a``
+``list``       the shipped configs: one per figure of the distributed MAB paper (Chowdhury &
+               Zhou 2023: ``figure1`` ... ``figure5``) and of the federated LinUCB paper (``fedlcb-figure2a``
                ... ``fedlcb-figure3d``);
 ``run``        run an experiment config (TOML) into a results folder, resuming one left unfinished;
 ``reproduce``  run a shipped config by name (``--quick`` for a small version that takes seconds);
@@ -29,7 +29,7 @@ from typing import Any
 
 from accounting import validate as v
 from accounting.answers import CACHE_DIR_ENV, NO_CACHE_ENV
-from accounting.cli import Parser, checked, run
+from accounting.cli.framework import Parser, checked, run
 from learners.config import BANDS
 from learners.errors import ConfigError, LearnerError
 from learners.experiment import (

@@ -29,17 +29,14 @@ import numpy as np
 
 from accounting import validate as v
 from accounting.certified import DEFAULT_DPS
-from accounting.cli import (
+from accounting.cli.framework import Parser, add_json, checked, dps_int, json_text, run, unit_float
+from accounting.cli.noise_options import (
     MAX_BINOMIAL_TRIALS,
     MAX_LATTICE_SHIFT,
     NOISE_PARAMETERS,
-    Parser,
     add_noise_arguments,
-    checked,
-    json_text,
     lattice_sensitivity,
     noise_from_arguments,
-    run,
 )
 from accounting.errors import AccountingError, ParameterError
 from accounting.mechanisms import AdditiveNoise, DistributedSum
@@ -254,11 +251,9 @@ _WHY_SAMPLES = {
     MAX_SAMPLER_SAMPLES: "the goodness-of-fit test holds every draw in memory",
     MAX_AUDIT_SAMPLES: "about a day of one machine's work; spread larger audits over --scheduler",
 }
-_probability = checked(v.open_unit)
 _unit_or_zero = checked(v.interval, low=0.0, high=1.0, low_open=False, high_open=True)
 _claim = checked(v.nonnegative_or_inf)
 _seed = checked(v.seed, integer=True)
-_dps = checked(v.dps, integer=True)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -272,11 +267,11 @@ def build_parser() -> argparse.ArgumentParser:
         count = checked(v.integer, integer=True, minimum=100, maximum=most, why=_WHY_SAMPLES[most])
         cmd.add_argument("--samples", type=count, default=samples, help=f"samples (default {samples})")
         cmd.add_argument("--seed", type=_seed, default=0, help="seed of the random streams (default 0)")
-        cmd.add_argument("--json", action="store_true", help="print one JSON object")
+        add_json(cmd)
 
     sampler = sub.add_parser("sampler", help="goodness of fit of a sampler against its exact PMF")
     add_noise_arguments(sampler)
-    sampler.add_argument("--alpha", type=_probability, default=1e-3, help="false-alarm level (default 1e-3)")
+    sampler.add_argument("--alpha", type=unit_float, default=1e-3, help="false-alarm level (default 1e-3)")
     sampler.add_argument(
         "--exact", action="store_true", help="check the exact sampler (integer arithmetic), not the fast one"
     )
@@ -287,9 +282,9 @@ def build_parser() -> argparse.ArgumentParser:
     bounds.add_argument("--noise", choices=(*_BOUND_FAMILIES, "all"), default="all", help="which bounds")
     bounds.add_argument("--quick", action="store_true", help="a small grid")
     bounds.add_argument(
-        "--dps", type=_dps, default=DEFAULT_DPS, help=f"working precision (default {DEFAULT_DPS})"
+        "--dps", type=dps_int, default=DEFAULT_DPS, help=f"working precision (default {DEFAULT_DPS})"
     )
-    bounds.add_argument("--json", action="store_true", help="print one JSON object")
+    add_json(bounds)
     bounds.set_defaults(func=_cmd_bounds)
 
     mech = sub.add_parser("mechanism", help="empirical ε lower bound of additive noise versus a claim")
@@ -302,7 +297,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     mech.add_argument("--claimed-epsilon", type=_claim, help="the claim (default: the exact ε)")
     mech.add_argument("--delta", type=_unit_or_zero, default=0.0, help="δ of the claim (default 0)")
-    mech.add_argument("--confidence", type=_probability, default=0.95, help="confidence (default 0.95)")
+    mech.add_argument("--confidence", type=unit_float, default=0.95, help="confidence (default 0.95)")
     mech.add_argument("--scheduler", help="a Dask scheduler address to run the sampling on")
     seeded(mech, 1_000_000, MAX_AUDIT_SAMPLES)
     mech.set_defaults(func=_cmd_mechanism)
@@ -319,7 +314,7 @@ def build_parser() -> argparse.ArgumentParser:
     broken.set_defaults(func=_cmd_broken)
 
     proofs = sub.add_parser("proofs", help="the sympy proofs the accounting relies on")
-    proofs.add_argument("--json", action="store_true", help="print one JSON object")
+    add_json(proofs)
     proofs.set_defaults(func=_cmd_proofs)
     return parser
 

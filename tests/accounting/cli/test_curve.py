@@ -1,4 +1,4 @@
-"""``dp-account curve`` (issue 15 §2): ε against the noise or the compositions, δ against ε.
+"""``dp-account curve``: ε against the noise or the compositions, δ against ε.
 
 Every point of the table, the CSV and the figure is the upper end of the Accountant's certified
 answer for the same options: the tests recompute a few points by independent Accountant calls and
@@ -21,7 +21,9 @@ from pathlib import Path
 import pytest
 
 from accounting import Accountant, AdditiveNoise, DiscreteLaplace, Gaussian, Skellam
-from accounting.cli import MAX_CURVE_POINTS, curve_grid, main
+from accounting.cli import main
+from accounting.cli.curve import MAX_CURVE_POINTS
+from accounting.curves import curve_grid
 
 
 def _run(argv: list[str]) -> tuple[int, str, str]:
@@ -212,9 +214,3 @@ def test_bad_ranges_and_options_exit_2_naming_the_option(argv: str, option: str)
     assert len(err.strip().splitlines()) == 1, err
     assert "Traceback" not in err
     assert option in err, err
-
-
-def test_grid() -> None:
-    assert curve_grid(1, 1000, 4, "log", integer=False) == (1.0, 10.0, 100.0, 1000.0)
-    assert curve_grid(1, 5, 20, "log", integer=True) == (1, 2, 3, 4, 5)  # repeated integers dropped
-    assert curve_grid(0, 1, 3, "linear", integer=False) == (0.0, 0.5, 1.0)

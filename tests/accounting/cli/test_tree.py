@@ -1,9 +1,10 @@
-"""``dp-account tree`` (issue 16 §1): the tree release of federated LinUCB from the command line.
+"""``dp-account tree``: the tree release of federated LinUCB from the command line.
 
 Every number printed is :mod:`accounting.tree`'s for the same options (compared exactly), and the
-spec's §7.5 A4 table (``federated-lcb.md``: T = 10⁴, B = 25, κ = 9) comes out through the command:
-the authors' code σ0 at (ε, δ) = (5, 0.1) gives δ(5) ≈ 0.178 and misses its claim (status 0,
-``"meets": false``); the paper's σ0 at (1, 0.1) under L = 1 gives δ(1) ≈ 3e-6 and meets it.
+table of the federated LinUCB paper's release (Zhou & Chowdhury, ICLR 2024: T = 10⁴, B = 25,
+κ = 9) comes out through the command: the authors' code σ0 at (ε, δ) = (5, 0.1) gives
+δ(5) ≈ 0.178 and misses its claim (status 0, ``"meets": false``); the paper's σ0 at (1, 0.1) under
+L = 1 gives δ(1) ≈ 3e-6 and meets it.
 """
 
 from __future__ import annotations
@@ -18,7 +19,9 @@ import numpy as np
 import pytest
 
 from accounting import tree
-from accounting.cli import MAX_TREE_EPSILON, MIN_TREE_EPSILON, check_claim, main
+from accounting.claims import check_claim
+from accounting.cli import main
+from accounting.cli.tree import MAX_TREE_EPSILON, MIN_TREE_EPSILON
 
 A4 = "--horizon 10000 --batch 25"
 
@@ -49,7 +52,7 @@ def _tree(args: str) -> dict[str, Any]:
 
 
 def test_a4_code_sigma_misses_its_claim_at_epsilon_5() -> None:
-    """Spec §7.5 A4 and §10.3: the code's σ0 at (5, 0.1), L = 1: δ(5) = 0.178 > 0.1."""
+    """The authors' code's σ0 at (5, 0.1), L = 1: δ(5) = 0.178 > 0.1."""
     sigma = tree.code_sigma(5, 0.1, 9)
     args = f"--sigma {sigma!r} {A4} --sensitivity paper --epsilon 5 --delta 0.1"
     record = _tree(args)
@@ -71,7 +74,7 @@ def test_a4_code_sigma_misses_its_claim_at_epsilon_5() -> None:
 
 
 def test_a4_paper_sigma_meets_its_claim() -> None:
-    """Spec §7.5 A4: the paper's σ0 at (1, 0.1), L = 1: δ(1) ≈ 3e-6 <= 0.1; replace-one 2.5e-3."""
+    """Theorem 5.1: the paper's σ0 at (1, 0.1), L = 1: δ(1) ≈ 3e-6 <= 0.1; replace-one 2.5e-3."""
     sigma = tree.paper_sigma(1, 0.1, 9)
     record = _tree(f"--sigma {sigma!r} {A4} --sensitivity paper --epsilon 1 --delta 0.1")
     assert record["delta"] == pytest.approx(3e-6, rel=0.1)
@@ -137,7 +140,7 @@ def test_calibrate_under_replace_one_needs_more_noise_than_the_paper_sensitivity
     assert replace["sigmas"]["exact"]["delta"] <= 0.1
     below = float(np.nextafter(replace["sigma"], 0))
     assert check_claim(tree.Tree(below, 10_000, 25), 1, 0.1).verdict != "meets"
-    # the code's σ0 (L = 1) under replace-one: δ(1) ≈ 0.26 (spec A4, bold)
+    # the code's σ0 (L = 1) under replace-one: δ(1) ≈ 0.26 (the table's bold entry)
     assert replace["sigmas"]["code"]["delta"] == pytest.approx(0.26, abs=5e-3)
     assert replace["sigmas"]["code"]["meets"] is False
 
