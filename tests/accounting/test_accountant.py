@@ -291,7 +291,7 @@ def test_auto_resolves_a_delta_below_the_default_precision() -> None:
 def test_auto_skips_what_cannot_win_and_what_costs_too_much(monkeypatch: pytest.MonkeyPatch) -> None:
     """The rule of Accountant._answer: a tight PLD enclosure settles it (no RDP); a margin of 0
     makes auto try the RDP route too; a PLD over budget is skipped when the RDP route answers."""
-    from accounting import accountant as module
+    from accounting.accountant import core as module
 
     ledger = Accountant().compose(AdditiveNoise(DiscreteLaplace(3.0)), 30)
     settled = ledger.epsilon(1e-6)

@@ -831,7 +831,7 @@ def test_skellam_renyi_prior_of_a_wide_shift_skips_the_poisson_bound() -> None:
     seconds per call (minutes at 10^7): beyond 1000 the Poisson shift bound exceeds e^250 and the
     AKL bound answers alone."""
     from accounting.bounds import skellam_rdp_akl
-    from accounting.noise import _POISSON_SHIFT_MAX
+    from accounting.noise.skellam import _POISSON_SHIFT_MAX
 
     noise = Skellam(1e6)
     prior = noise.renyi_prior(10**7, 3.0)
