@@ -985,6 +985,7 @@ def theorem2_discrepancy(alpha: int, epsilon: float, scale: float, users: int) -
 # Sum of discrete Gaussians (spec §3.3)
 # --------------------------------------------------------------------------------------------
 
+
 def _kls_inputs(
     sigma: object, count: object, sensitivity: object, dimension: object, l1: object
 ) -> tuple[float, int, int, int]:

@@ -40,8 +40,8 @@ from accounting import (
     UnsupportedError,
     bounds,
 )
+from tests.accounting.noise.reference import REF_DPS, as_mpf, assert_encloses
 from tests.accounting.test_divergence import brute_hockey, brute_renyi, float_above
-from tests.accounting.test_noise import REF_DPS, as_mpf, assert_encloses
 
 FAST = settings(max_examples=12, deadline=None)
 DPS = 15

@@ -28,9 +28,9 @@ from typing import Any
 import pytest
 
 from accounting import AdditiveNoise, DiscreteGaussian, DistributedSum, Gaussian, Laplace, Skellam, pld
-from accounting.noise import sum_of_discrete_gaussians as noise_module
 from accounting.accountant import Accountant
 from accounting.calibration import calibrate
+from accounting.noise import sum_of_discrete_gaussians as noise_module
 from accounting.noise.base import _cached_table
 
 
