@@ -16,7 +16,7 @@ Algorithms (with their sources):
   Gaussian for Differential Privacy", CKS), Algorithm 1; ``Bernoulli(γ/k)`` is drawn as
   ``Bernoulli(γ)·Bernoulli(1/k)`` (independent), so no product ``b·k`` can overflow.
 * discrete Laplace of rational scale ``t/s``: CKS Algorithm 2; discrete Gaussian of rational ``σ²``:
-  CKS Algorithm 3 (spec §2.8, §2.5).
+  CKS Algorithm 3.
 * geometric and discrete Laplace of rational decay ``β``: Bernoulli(``β``) trials, vectorized in
   rounds (expected ``1/(1-β)`` draws per variate).
 * Poisson of rational mean ``λ``: ``λ`` is split into ``m = ceil(2λ)`` parts ``μ = λ/m <= 1/2``; each
@@ -28,7 +28,8 @@ Algorithms (with their sources):
   Poisson with logarithmic jumps: given the total, the multiset of jumps is Ewens(``a``)
   distributed, and splitting a Poisson process uniformly gives ``b`` independent compound Poisson
   processes, i.e. ``b`` i.i.d. ``Polya(a/b, β)``.
-* centered binomial: the popcount of ``trials`` random bits.
+* centered binomial: the popcount of ``trials`` random bits; binomial of rational ``p``: fair random
+  bits against the binary digits of ``p`` (:func:`binomial`).
 """
 
 from __future__ import annotations
@@ -48,13 +49,17 @@ __all__ = [
     "Randomness",
     "SystemRandomness",
     "bernoulli_exp",
+    "binomial",
     "centered_binomial",
+    "check_work",
     "discrete_gaussian",
     "discrete_laplace",
+    "fair_counts",
     "geometric",
     "poisson",
     "polya",
     "random_words",
+    "rational",
     "uniform_below",
 ]
 
@@ -356,7 +361,9 @@ def rational(name: str, value: object) -> Fraction:
 MAX_EXACT_WORK = 10**8
 
 
-def _check_work(name: str, value: Fraction, work: Fraction | int, cost: str) -> None:
+def check_work(name: str, value: Fraction, work: Fraction | int, cost: str) -> None:
+    """Refuse, naming ``name`` and its ``value``, a draw that takes more than :data:`MAX_EXACT_WORK`
+    elementary draws (``work``; ``cost`` says how it grows)."""
     if not work <= MAX_EXACT_WORK:
         raise ParameterError(
             name,
@@ -373,7 +380,7 @@ def geometric(rng: Randomness, beta: Fraction, size: int) -> NDArray[np.int64]:
     still-active variates (about ``1/(1-β)`` draws per variate).
     """
     a, b = beta.numerator, beta.denominator
-    _check_work("beta", beta, Fraction(size * b, max(b - a, 1)), "about 1/(1-β) Bernoulli draws per variate")
+    check_work("beta", beta, Fraction(size * b, max(b - a, 1)), "about 1/(1-β) Bernoulli draws per variate")
     big = b > _SAFE
     out = np.zeros(size, dtype=np.int64)
     active = np.arange(size)
@@ -411,7 +418,7 @@ def poisson(rng: Randomness, mean: Fraction, size: int) -> NDArray[np.int64]:
     """``Poisson(λ)`` draws for a rational ``λ >= 0``: sums of ``m = ceil(2λ)`` exact ``Poisson(λ/m)``."""
     if mean == 0:
         return np.zeros(size, dtype=np.int64)
-    _check_work("rate", mean, 2 * mean * size, "about 2λ geometric draws per variate")
+    check_work("rate", mean, 2 * mean * size, "about 2λ geometric draws per variate")
     parts = max(1, math.ceil(2 * mean))
     mu = mean / parts
     out = np.zeros(size, dtype=np.int64)
@@ -475,3 +482,62 @@ def centered_binomial(rng: Randomness, trials: int, size: int) -> NDArray[np.int
         words[:, -1] >>= np.uint64(spare)
     counts = np.asarray(np.bitwise_count(words).sum(axis=1, dtype=np.int64), dtype=np.int64)
     return counts - trials // 2
+
+
+#: Random words per block of an exact binomial draw (32 MB), so memory stays bounded.
+_BLOCK_WORDS = 2**22
+
+
+def fair_counts(rng: Randomness, trials: NDArray[np.int64]) -> NDArray[np.int64]:
+    """``Binomial(trials[i], 1/2)`` for each ``i``: the popcount of ``trials[i]`` random bits.
+
+    Row ``i`` takes ``ceil(max trials / 64)`` words and keeps its first ``trials[i]`` bits (of a
+    partly used word, the high ones), drawn in blocks of rows; with equal ``trials`` this is
+    the popcount of ``accounting._exact.centered_binomial``, word for word.
+    """
+    counts = np.zeros(trials.size, dtype=np.int64)
+    if not trials.size:
+        return counts
+    nwords = max(1, -(-int(trials.max()) // 64))
+    rows = max(1, _BLOCK_WORDS // nwords)
+    column = np.arange(nwords)
+    for start in range(0, trials.size, rows):
+        ks = trials[start : start + rows]
+        words = random_words(rng, ks.size * nwords).reshape(ks.size, nwords)
+        full, rem = ks // 64, ks % 64
+        words[column[None, :] >= (full + (rem > 0))[:, None]] = 0
+        partial = np.flatnonzero(rem > 0)
+        words[partial, full[partial]] >>= (64 - rem[partial]).astype(np.uint64)
+        counts[start : start + ks.size] = np.bitwise_count(words).sum(axis=1, dtype=np.int64)
+    return counts
+
+
+def binomial(rng: Randomness, trials: int, p: Fraction, size: int) -> NDArray[np.int64]:
+    """``size`` draws of ``Binomial(trials, p)`` for a rational ``p``, from fair random bits only.
+
+    A trial succeeds when a uniform ``U ∈ [0, 1)`` is below ``p``; ``U`` is revealed one binary
+    digit at a time against the digits ``b_1 b_2 ...`` of ``p`` (exact long division). While a
+    trial's digits equal ``p``'s it is undecided; at a digit where they differ it is decided: a
+    success when ``b_j = 1`` (``U``'s digit is 0), a failure when ``b_j = 0``. Of the ``K``
+    undecided trials of a draw, the number decided at a digit is ``Binomial(K, 1/2)`` — a popcount
+    (:func:`fair_counts`) — so about ``2 trials`` random bits per draw in all. When ``p``'s
+    expansion ends (a dyadic ``p``, every float), the still undecided trials have ``U >= p``:
+    failures. At ``p = 1/2`` this is one popcount of ``trials`` bits.
+    """
+    a, d = p.numerator, p.denominator
+    words = -(-trials // 64)
+    check_work("trials", Fraction(trials), size * (2 * words + 1), "about 2 trials/64 random words per draw")
+    out = np.zeros(size, dtype=np.int64)
+    left = np.full(size, trials, dtype=np.int64)  # undecided trials of each draw
+    active = np.arange(size)
+    while active.size and a:
+        a *= 2
+        digit = a >= d
+        if digit:
+            a -= d
+        decided = fair_counts(rng, left[active])
+        if digit:
+            out[active] += decided
+        left[active] -= decided
+        active = active[left[active] > 0]
+    return out

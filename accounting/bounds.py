@@ -33,6 +33,9 @@ from mpmath import mp
 from accounting import validate as v
 from accounting.certified import Mpf, exact_fraction, float_up
 from accounting.errors import ParameterError
+from accounting.noise.skellam import akl_rdp as _skellam_akl_mp
+from accounting.noise.sum_of_discrete_gaussians import kls_epsilon as _kls_epsilon_mp
+from accounting.noise.sum_of_discrete_gaussians import xi_sum_upper as _xi_sum_upper
 from accounting.search import smallest
 
 __all__ = [
@@ -719,15 +722,6 @@ def _lattice_shift(sensitivity: object, dimension: object, l1: object) -> tuple[
 # --------------------------------------------------------------------------------------------
 
 
-def _skellam_akl_mp(alpha: int, variance: Mpf, l2_squared: Mpf, l1: Mpf) -> Mpf:
-    """Lemma 3 / AKL Thm 3.5 as an mpf (inputs already validated): ``l2_squared`` bounds
-    ``‖v‖₂²`` and ``l1`` bounds ``‖v‖₁`` (``Δ²`` and ``Δ`` in one dimension)."""
-    gauss = alpha * l2_squared / (2 * variance)
-    first = ((2 * alpha - 1) * l2_squared + 6 * l1) / (4 * variance**2)
-    second = 3 * l1 / (2 * variance)
-    return gauss + min(first, second)
-
-
 def skellam_rdp_akl(
     alpha: int,
     variance: float,
@@ -990,62 +984,6 @@ def theorem2_discrepancy(alpha: int, epsilon: float, scale: float, users: int) -
 # --------------------------------------------------------------------------------------------
 # Sum of discrete Gaussians (spec §3.3)
 # --------------------------------------------------------------------------------------------
-
-_TAYLOR_ORDER = 24
-
-
-def _xi_sum_upper(c: Mpf, terms: int) -> Mpf:
-    """Upper bound on ``Σ_{k=1}^{K} exp(-c k/(k+1))`` (``K = terms``), tight to ~30 digits.
-
-    With ``j = k + 1`` the summand is ``exp(c/j - c)``, decreasing in ``j``. The sum is
-    evaluated directly for small ``j`` and stopped at the first ``j`` where either
-
-    - the crude bound ``(K + 1 - j + 1) exp(c/j - c)`` on the rest is negligible (large ``c``:
-      the first terms dominate), or
-    - ``c/j <= 1/2``, where the rest is ``exp(-c) Σ_j exp(c/j)`` with
-      ``exp(x) = 1 + Σ_{p=1}^{P} x^p/p! + R``, ``0 <= R <= e^{1/2} x^{P+1}/(P+1)!``; the power
-      sums ``Σ_j j^{-p}`` are differences of Hurwitz zeta values (digamma for ``p = 1``), so
-      the whole tail costs ``O(P)`` special-function calls however large ``K`` is.
-
-    Both stopping rules add a certified upper bound for the rest, so the result is an upper
-    bound (up to 50-digit rounding) whatever the tolerance.
-    """
-    if terms <= 0:
-        return mp.zero
-    m = terms + 1  # j runs over 2..m
-    tol = mp.mpf(_TRUNCATION_TOL.numerator) / _TRUNCATION_TOL.denominator
-    total = mp.zero
-    j = 2
-    while j <= m:
-        term = mp.exp(c / j - c)
-        crude = (m - j + 1) * term
-        if total > 0 and crude <= tol * total:
-            return total + crude
-        if c / j <= mp.mpf(1) / 2:
-            break
-        total += term
-        j += 1
-    else:
-        return total
-    # Taylor tail over j = j..m.
-    count = m - j + 1
-    tail = mp.mpf(count)
-    tail += c * (mp.psi(0, m + 1) - mp.psi(0, j))
-    factorial = mp.one
-    for p in range(2, _TAYLOR_ORDER + 1):
-        factorial *= p
-        tail += c**p / factorial * (mp.zeta(p, j) - mp.zeta(p, m + 1))
-    factorial *= _TAYLOR_ORDER + 1
-    tail += mp.sqrt(mp.e) * c ** (_TAYLOR_ORDER + 1) / factorial * mp.zeta(_TAYLOR_ORDER + 1, j)
-    return total + mp.exp(-c) * tail
-
-
-def _kls_epsilon_mp(sigma: Mpf, count: int, l2_squared: int, moving: int) -> Mpf:
-    """Prop. 13 / its d-dimensional form as an mpf: ``l2_squared`` bounds ``‖v‖₂²`` and ``moving``
-    the nonzero coordinates of the shift (``Δ²`` and 1 in one dimension)."""
-    xi = 10 * _xi_sum_upper(2 * mp.pi**2 * sigma**2, count - 1)
-    base = mp.mpf(l2_squared) / (count * sigma**2)
-    return min(mp.sqrt(base + moving * xi / 2), mp.sqrt(base) + mp.sqrt(moving) * xi)
 
 
 def _kls_inputs(

@@ -126,7 +126,7 @@ from accounting.errors import (
 )
 from accounting.mechanisms import AdditiveNoise, Mechanism
 from accounting.neighbouring import Neighbouring
-from accounting.noise import DiscreteLaplace, Gaussian, Laplace
+from accounting.noise import NOISE_FAMILIES, DiscreteLaplace, NoiseFamily
 from accounting.subsampling import PoissonSampled, SampledWithoutReplacement
 
 __all__ = [
@@ -143,6 +143,20 @@ __all__ = [
 OurEvent = Mechanism | Event | Composed | PoissonSampled | SampledWithoutReplacement
 
 _INSTALL = "pip install dpcert[interop]"
+
+#: The noise families ``dp_accounting`` has an event for (:attr:`accounting.noise.NoiseFamily.dp_event`).
+_DP_FAMILIES: tuple[NoiseFamily, ...] = tuple(f for f in NOISE_FAMILIES if f.dp_event is not None)
+
+
+def _listed(names: list[str], last: str) -> str:
+    """``"a, b and c"`` (``last`` is ``"and"`` or ``"or"``)."""
+    return ", ".join(names[:-1]) + f" {last} " + names[-1] if len(names) > 1 else "".join(names)
+
+
+#: The ``dp_accounting`` events of additive noise, and the noise classes they describe.
+_NOISE_EVENTS = [str(f.dp_event) for f in _DP_FAMILIES]
+_NOISE_CLASSES = [f.type_name for f in _DP_FAMILIES]
+
 _OURS = "an event of accounting (AdditiveNoise, Event, Composed, PoissonSampled or SampledWithoutReplacement)"
 
 
@@ -254,16 +268,18 @@ def _mechanism(event: Any, path: str, factor: int) -> AdditiveNoise | None:
     """An additive-noise event with contribution bound ``C = 1`` and sensitivity ``factor·C``
     (``None`` when ``event`` is of another kind)."""
     de = _dp().dp_event
-    if isinstance(event, de.GaussianDpEvent):
-        return AdditiveNoise(Gaussian(_noise_multiplier(event, path)), factor)
-    if isinstance(event, de.LaplaceDpEvent):
-        return AdditiveNoise(Laplace(_noise_multiplier(event, path)), factor)
-    discrete = getattr(de, "DiscreteLaplaceDpEvent", None)  # from dp_accounting 0.4.x on, not 0.4.0
-    if discrete is not None and isinstance(event, discrete):
-        # dp_accounting's DLap(a) has P(x) ∝ e^{-a|x|} (dp_event.py): decay e^{-a}, scale exactly 1/a.
-        _field(event, path, "noise_parameter", v.positive)
-        c = _field(event, path, "sensitivity", v.integer, minimum=1)
-        return AdditiveNoise(DiscreteLaplace(1 / exact_fraction(event.noise_parameter)), factor * c)
+    for family in _DP_FAMILIES:
+        kind = getattr(de, str(family.dp_event), None)  # DiscreteLaplaceDpEvent: from 0.4.x on, not 0.4.0
+        if kind is None or not isinstance(event, kind):
+            continue
+        if family.cls is DiscreteLaplace:
+            # dp_accounting's DLap(a) has P(x) ∝ e^{-a|x|} (dp_event.py): decay e^{-a}, scale exactly 1/a.
+            _field(event, path, "noise_parameter", v.positive)
+            c = _field(event, path, "sensitivity", v.integer, minimum=1)
+            return AdditiveNoise(DiscreteLaplace(1 / exact_fraction(event.noise_parameter)), factor * c)
+        # A continuous noise's event states its parameter over C (σ/C, b/C) as noise_multiplier.
+        noise = family.rebuild({family.parameter: _noise_multiplier(event, path)})
+        return AdditiveNoise(noise, factor)
     return None
 
 
@@ -305,10 +321,19 @@ def _sampled_mechanism(event: Any, path: str) -> AdditiveNoise:
         raise _refuse(
             inner,
             inner_path,
-            f"the event inside a {type(event).__name__} must be a GaussianDpEvent, LaplaceDpEvent or "
-            "DiscreteLaplaceDpEvent",
+            f"the event inside a {type(event).__name__} must be a {_listed(_NOISE_EVENTS, 'or')}",
         )
     return mechanism
+
+
+#: The events that sample, compose or repeat other events (converted by :func:`_from`).
+_STRUCTURE_EVENTS = [
+    "PoissonSampledDpEvent",
+    "SampledWithoutReplacementDpEvent",
+    "ComposedDpEvent",
+    "SelfComposedDpEvent",
+    "NoOpDpEvent",
+]
 
 
 def _from(event: object, path: str, relation: Neighbouring) -> OurEvent:
@@ -365,8 +390,7 @@ def _from(event: object, path: str, relation: Neighbouring) -> OurEvent:
     raise _refuse(
         event,
         path,
-        "dpcert converts GaussianDpEvent, LaplaceDpEvent, DiscreteLaplaceDpEvent, PoissonSampledDpEvent, "
-        "SampledWithoutReplacementDpEvent, ComposedDpEvent, SelfComposedDpEvent and NoOpDpEvent",
+        "dpcert converts " + _listed([*_NOISE_EVENTS, *_STRUCTURE_EVENTS], "and"),
     )
 
 
@@ -422,28 +446,33 @@ def _mechanism_to(m: Mechanism, path: str, relation: Neighbouring | None) -> Any
     de = _dp().dp_event
     if not isinstance(m, AdditiveNoise):
         raise UnsupportedEventError(
-            f"{path}: {type(m).__name__} has no dp_accounting event (only AdditiveNoise with Gaussian, "
-            "Laplace or DiscreteLaplace noise, and sampled or composed groups of them)"
+            f"{path}: {type(m).__name__} has no dp_accounting event (only AdditiveNoise with "
+            f"{_listed(_NOISE_CLASSES, 'or')} noise, and sampled or composed groups of them)"
         )
     noise = m.noise
+    family = _dp_family(noise)
+    if family is None:
+        raise UnsupportedEventError(
+            f"{path}.noise: {type(noise).__name__} noise has no dp_accounting event "
+            f"({_listed(_NOISE_CLASSES, 'and')} have)"
+        )
     halve = relation is Neighbouring.REPLACE_ONE  # Δ = 2C under replace-one
+    event = str(family.dp_event)
     if isinstance(noise, DiscreteLaplace):
-        if not hasattr(de, "DiscreteLaplaceDpEvent"):
-            raise UnsupportedEventError(f"{path}: this dp_accounting has no DiscreteLaplaceDpEvent (upgrade)")
+        if not hasattr(de, event):
+            raise UnsupportedEventError(f"{path}: this dp_accounting has no {event} (upgrade)")
         d = int(m.sensitivity)
         c = -(-d // 2) if halve else d  # an odd Δ under replace-one: C = ⌈Δ/2⌉, so 2C >= Δ
-        return de.DiscreteLaplaceDpEvent(noise_parameter=_discrete_laplace_parameter(noise), sensitivity=c)
-    if isinstance(noise, Gaussian | Laplace):
-        contribution = exact_fraction(m.sensitivity) / (2 if halve else 1)
-        scale = noise.sigma if isinstance(noise, Gaussian) else noise.scale
-        multiplier = _float_down(exact_fraction(scale) / contribution)  # less noise, never more
-        if isinstance(noise, Gaussian):
-            return de.GaussianDpEvent(noise_multiplier=multiplier)
-        return de.LaplaceDpEvent(noise_multiplier=multiplier)
-    raise UnsupportedEventError(
-        f"{path}.noise: {type(noise).__name__} noise has no dp_accounting event "
-        "(Gaussian, Laplace and DiscreteLaplace have)"
-    )
+        return getattr(de, event)(noise_parameter=_discrete_laplace_parameter(noise), sensitivity=c)
+    contribution = exact_fraction(m.sensitivity) / (2 if halve else 1)
+    scale = getattr(noise, family.parameter)
+    multiplier = _float_down(exact_fraction(scale) / contribution)  # less noise, never more
+    return getattr(de, event)(noise_multiplier=multiplier)
+
+
+def _dp_family(noise: object) -> NoiseFamily | None:
+    """The family of ``noise`` if ``dp_accounting`` has an event for it (``None`` otherwise)."""
+    return next((f for f in _DP_FAMILIES if isinstance(noise, f.cls)), None)
 
 
 def _to(ours: object, path: str, relation: Neighbouring) -> Any:

@@ -129,6 +129,7 @@ from accounting.noise import (
     Shifted,
 )
 from accounting.search import certify_upward
+from accounting.special import erfc as _erfc
 
 if TYPE_CHECKING:
     from accounting.pld import PrivacyLossDistribution
@@ -142,11 +143,6 @@ __all__ = [
 
 FloatArray = NDArray[np.float64]
 
-#: Bits beyond the working precision at which :func:`mpmath.erfc` is evaluated, and the bits of
-#: them that are trusted (the rest is a safety margin; see :func:`_erfc`).
-_ERFC_EXTRA_BITS = 40
-_ERFC_TRUSTED_BITS = 8
-
 #: The largest integer order whose Rényi divergence is summed term by term (binomial expansion).
 _MAX_INTEGER_ORDER = 10_000
 
@@ -154,29 +150,6 @@ _MAX_INTEGER_ORDER = 10_000
 # ---------------------------------------------------------------------------------------
 # Certified tails of the continuous noise
 # ---------------------------------------------------------------------------------------
-
-
-def _erfc(u: Interval) -> Interval:
-    """An enclosure of ``erfc`` over the interval ``u`` (finite), at the current ``iv`` precision.
-
-    :mod:`mpmath` has no interval ``erfc`` (``iv.erfc`` fails), so ``erfc`` is evaluated at the
-    midpoint with :func:`mpmath.erfc` at 40 bits above the working precision and only the
-    working precision plus 8 bits is trusted (its relative error at 200 bits is below ``2^-187``
-    up to ``u = 100``, checked by the tests); the spread over ``u`` is bounded by the derivative,
-    ``|erfc'(t)| = (2/√π) e^{-t²} <= (2/√π) e^{-m²}`` with ``m`` the smallest ``|t|`` on ``u``.
-    This is the trust :meth:`accounting.noise.Gaussian.tail_bound` places in :mod:`mpmath`'s
-    ``erfc``, with a wider margin.
-    """
-    lo, hi = lower(u), upper(u)
-    prec = iv.prec
-    with mp.workprec(prec + _ERFC_EXTRA_BITS):
-        mid = (lo + hi) / 2
-        radius = max(hi - mid, mid - lo)
-        value = mp.erfc(mid)
-        nearest = mp.zero if lo <= 0 <= hi else min(abs(lo), abs(hi))
-        slope = 2 / mp.sqrt(mp.pi) * mp.exp(-nearest * nearest)
-        error = abs(value) * mp.ldexp(1, -(prec + _ERFC_TRUSTED_BITS)) + 2 * slope * radius
-        return iv.mpf([max(mp.zero, value - error), min(mp.mpf(2), value + error)])
 
 
 def _small_tail(noise: Gaussian | Laplace, z: Interval, scale: Interval) -> tuple[Interval, bool]:

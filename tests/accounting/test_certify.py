@@ -12,7 +12,7 @@ purpose, in one of two ways:
   below its pessimistic one, so that a check on the optimistic grid passes there).
 
 Each then checks the returned upper end ``hi`` independently: the ``δ`` at ``hi`` (brute force at
-50 digits from the reference PMFs of ``test_noise.py``, the Balle–Wang closed form, or the PLD's
+50 digits from the reference PMFs of ``noise/reference.py``, the Balle–Wang closed form, or the PLD's
 pessimistic ``δ`` at higher precision), plus the margin ``m``, is at most the target.
 """
 
@@ -32,8 +32,8 @@ from accounting.noise import DiscreteGaussian, Gaussian, Shifted
 from accounting.pld import _EXTRA_DPS, PrivacyLossDistribution
 from accounting.search import certify_upward
 from accounting.subsampling import MixturePair
+from tests.accounting.noise.reference import REF_DPS
 from tests.accounting.test_divergence import brute_hockey
-from tests.accounting.test_noise import REF_DPS
 
 Mpf = Any
 

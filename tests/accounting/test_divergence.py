@@ -4,7 +4,7 @@ The pairs are mostly ``(X + Δ, X)`` (:class:`~accounting.noise.Shifted`), the o
 additive-noise mechanism on two neighbouring inputs (spec §1.2, §3.1-§3.3). Every enclosure
 is compared with a brute-force sum in :mod:`mpmath` at 50 digits over a window whose
 left-out mass is below 10^-30, built from the independent reference PMFs of
-``test_noise.py`` (never from the library's own tables); the library runs at 15-20 digits.
+``noise/reference.py`` (never from the library's own tables); the library runs at 15-20 digits.
 """
 
 from __future__ import annotations
@@ -37,7 +37,13 @@ from accounting import (
     hockey_stick,
     renyi,
 )
-from tests.accounting.test_noise import REF_DPS, as_mpf, assert_encloses, reference_table, reference_window
+from tests.accounting.noise.reference import (
+    REF_DPS,
+    as_mpf,
+    assert_encloses,
+    reference_table,
+    reference_window,
+)
 
 FAST = settings(max_examples=20, deadline=None)
 DPS = 18

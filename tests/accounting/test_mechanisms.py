@@ -40,8 +40,8 @@ from accounting import (
     UnsupportedError,
     bounds,
 )
+from tests.accounting.noise.reference import REF_DPS, as_mpf, assert_encloses
 from tests.accounting.test_divergence import brute_hockey, brute_renyi, float_above
-from tests.accounting.test_noise import REF_DPS, as_mpf, assert_encloses
 
 FAST = settings(max_examples=12, deadline=None)
 DPS = 15
@@ -600,7 +600,7 @@ def test_sum_of_discrete_gaussians_rdp_orders_share_one_table(monkeypatch: pytes
     """Issue 15 §2.2: the Rényi sums at many orders reuse one convolution table (it was rebuilt
     per order: the RDP route took over a minute for 10 shares of σ = 2), and each order still
     encloses the brute-force D_α of three shares of σ = 1.5 summed in mpmath at 60 digits."""
-    from accounting import noise as module
+    from accounting.noise import sum_of_discrete_gaussians as module
 
     builds: list[int] = []
     original = module._build_sum_table

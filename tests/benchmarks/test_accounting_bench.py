@@ -13,7 +13,7 @@ from collections.abc import Callable
 import pytest
 
 from accounting import AdditiveNoise, DiscreteGaussian, DistributedSum, Enclosure, Skellam
-from accounting.noise import _cached_table
+from accounting.noise.base import _cached_table
 
 
 def _cold(benchmark: pytest.FixtureRequest, run: Callable[[], Enclosure]) -> Enclosure:

@@ -15,7 +15,7 @@ import pytest
 
 from accounting import AdditiveNoise, DiscreteLaplace, Skellam
 from accounting.calibration import calibrate
-from accounting.noise import _cached_table
+from accounting.noise.base import _cached_table
 from accounting.pld import PrivacyLossDistribution
 
 GAUSSIAN_SIGMA = 117.97293077095892  # issue 3: σ for (1, 1e-5) over 1000 compositions

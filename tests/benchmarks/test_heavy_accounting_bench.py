@@ -28,10 +28,10 @@ from typing import Any
 import pytest
 
 from accounting import AdditiveNoise, DiscreteGaussian, DistributedSum, Gaussian, Laplace, Skellam, pld
-from accounting import noise as noise_module
 from accounting.accountant import Accountant
 from accounting.calibration import calibrate
-from accounting.noise import _cached_table
+from accounting.noise import sum_of_discrete_gaussians as noise_module
+from accounting.noise.base import _cached_table
 
 
 def _cold() -> None:

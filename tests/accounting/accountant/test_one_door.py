@@ -30,12 +30,10 @@ from accounting import (
     Skellam,
     UnsupportedError,
     UnsupportedEventError,
-    bounds,
     calibrate,
 )
-from accounting.accountant import PUBLISHED, event_from_dict, event_to_dict
+from accounting.accountant import event_from_dict, event_to_dict
 from accounting.composition import sum_up
-from accounting.conversion import optimize_rdp_order
 from accounting.pld import gaussian_equivalent_sigma
 
 SOURCE = "a cited theorem (test)"
@@ -204,79 +202,7 @@ def test_composed_events_flatten_into_the_ledger() -> None:
     assert acc == same
 
 
-def test_json_round_trip_of_every_event_kind() -> None:
-    events = [
-        AdditiveNoise(Skellam.from_rates(Fraction(1, 3), Fraction(1, 3))),
-        AdditiveNoise(Gaussian(1.5), 0.5),
-        DistributedSum(DiscreteGaussian(2.0), users=3, sensitivity=2),
-        PureDP(0.3, SOURCE, "add-remove"),
-        ApproxDP(0.5, 1e-8, SOURCE),
-        Event(AdditiveNoise(DiscreteLaplace(decay=0.75)), 4),
-        Composed([Event(PureDP(0.1, SOURCE), 2), Composed([AdditiveNoise(Laplace(1.0))])]),
-    ]
-    import json
-
-    for event in events:
-        data = json.loads(json.dumps(event_to_dict(event)))
-        assert event_from_dict(data) == event
-
-
-@pytest.mark.parametrize(
-    ("data", "name"),
-    [
-        ({"format": "dpcert-ledger/1", "neighbouring": "x", "events": []}, "neighbouring"),
-        ({"format": "dpcert-ledger/1", "neighbouring": "replace-one", "events": 3}, "events"),
-        ({"format": "dpcert-ledger/1", "neighbouring": "replace-one", "events": [{"count": 1}]}, "events[0]"),
-        (
-            {
-                "format": "dpcert-ledger/1",
-                "neighbouring": "replace-one",
-                "events": [{"count": 1, "mechanism": {"type": "PureDP", "epsilon": 1}}],
-            },
-            "mechanism",
-        ),
-        ([], "ledger"),
-    ],
-)
-def test_malformed_ledgers_name_the_field(data: object, name: str) -> None:
-    with pytest.raises(ParameterError) as err:
-        Accountant.from_dict(data)
-    assert err.value.name == name
-
-
-# -- published closed forms as routes ----------------------------------------------------------
-
-
-def test_published_skellam_route_is_lemma3_by_hand() -> None:
-    """route="published:skellam-akl" is the AKL bound at integer orders converted by Lemma 10."""
-    share = Skellam(Fraction(1000, 16))
-    mech = DistributedSum(share, users=16, sensitivity=3)
-    answer = Accountant().compose(mech).epsilon(1e-6, route="published:skellam-akl")
-    by_hand, _ = optimize_rdp_order(
-        lambda a: bounds.skellam_rdp_akl(int(a), 1000.0, 3), 1e-6, alpha_min=2, integer=True
-    )
-    assert float(answer) == by_hand
-    assert answer.hi >= Accountant().compose(mech).epsilon(1e-6, route="pld").lo
-    assert answer.route == "published:skellam-akl"
-
-
-def test_published_kls_route_is_lemma4_by_hand() -> None:
-    from accounting.conversion import zcdp_to_dp_cks
-
-    mech = DistributedSum(DiscreteGaussian(2.0), users=8, sensitivity=2)
-    answer = Accountant().compose(mech, 5).epsilon(1e-6, route="published:ddg-kls")
-    rho = bounds.sum_discrete_gaussians_rho_kls(2.0, 8, 2)
-    assert float(answer) == zcdp_to_dp_cks(sum_up([(5, rho)]), 1e-6)
-
-
-def test_published_route_refuses_what_it_does_not_cover() -> None:
-    acc = Accountant().compose(AdditiveNoise(Gaussian(1.0)))
-    with pytest.raises(UnsupportedError, match="skellam-akl"):
-        acc.epsilon(1e-6, route="published:skellam-akl")
-    with pytest.raises(ParameterError) as err:
-        acc.epsilon(1e-6, route="published:nonesuch")
-    assert err.value.name == "route"
-    assert set(PUBLISHED) >= {"skellam-akl", "ddg-kls", "discrete-gaussian-cks", "gaussian", "laplace"}
+# -- the Gaussian closed form of a composition ----------------------------------------------
 
 
 def test_heterogeneous_gaussians_equal_one_gaussian() -> None:
