@@ -72,9 +72,7 @@ from accounting.calibration import (
     SHUFFLE_SUM_PROTOCOLS,
     Calibration,
     ShuffleSumParameters,
-    Variant,
     calibrate,
-    protocol_parameters,
     shuffle_sum_parameters,
 )
 from accounting.certified import DEFAULT_DPS, Enclosure, float_down, float_up, precision, upper
@@ -102,6 +100,7 @@ from accounting.noise import (
     Skellam,
     SumOfDiscreteGaussians,
 )
+from accounting.papers.distributed_dp_mab import Variant, protocol_parameters
 from accounting.progress import Progress, bar, reporting
 
 T = TypeVar("T")
