@@ -521,6 +521,8 @@ def shuffle_sum_calibration(
     return ShuffleSumCalibration(cited, found, value, shuffle_sum_exact(found))
 
 
+# The theorem a calibrated protocol cites (its results and ledgers show it): kept as first written,
+# when these functions lived in accounting.shuffle.
 _EXACT_THEOREM = (
     "exact accounting of the count of ones, the sum plus Bin(b n, p) at sensitivity levels "
     "(accounting.shuffle.shuffle_sum_ledger)"

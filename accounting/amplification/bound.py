@@ -43,7 +43,8 @@ class AmplificationBound:
     lower : float or None
         For the numerical bound: the largest ε (rounded down) at which the analysis's own δ is
         certainly above the target — no refinement of the computation can go below it, so
-        ``[lower, epsilon]`` is the gap. For :func:`randomized_response_exact`, the lower end of
+        ``[lower, epsilon]`` is the gap. For
+        :func:`~accounting.amplification.randomized_response_exact`, the lower end of
         the exact value's enclosure. ``None`` for closed forms.
     valid : bool
         Whether the number is the theorem's: False when a hypothesis fails (or the theorem

@@ -90,8 +90,8 @@ def fmt_closed(epsilon0: float, users: int, delta: float) -> AmplificationBound:
 
         ε = ln(1 + (e^ε0 - 1)/(e^ε0 + 1) · (8 sqrt(e^ε0 ln(4/δ)/n) + 8 e^ε0/n)).
 
-    This is the statement as the paper gives it (also as the federated spec recalls it, §5.2.3
-    [K], and as Lemma F.2 of that paper generalises it). The authors' public script
+    This is the statement as the paper gives it (also as Zhou & Chowdhury 2024, Appendix F, recall
+    it, and as their Lemma F.2 generalises it to datasets of ``n > 1`` points). The authors' public script
     (``closedformanalysis``) computes a slightly larger variant,
     ``ln(1 + (1 - e^-ε0)(e^ε' - 1)/(1 + e^(-ε0-ε')))`` with ``e^ε' = 1 + 8 sqrt(...) + 8e^ε0/n``,
     and also asks for ``ln(4/δ)`` in the hypothesis: at ``(ε0, n, δ) = (4, 1e5, 1e-6)`` it gives

@@ -171,6 +171,7 @@ class Theorem53Calibration:
         return ApproxDP(self.epsilon, self.delta, self.theorem)
 
 
+# The source of the ledger event: part of the ledgers written by runs, so kept as first written.
 _THEOREM53 = (
     "Zhou & Chowdhury 2024 (ICLR), Theorem 5.3 (SDP via amplification): the sigma0 recipe of the federated "
     "spec §5.2.4 with explicit constants — two streams, advanced composition over kappa releases, Lemma F.2 "

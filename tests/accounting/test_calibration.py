@@ -24,7 +24,7 @@ from accounting.calibration import Calibration, calibrate
 
 @pytest.mark.slow
 def test_gaussian_1000_compositions_acceptance() -> None:
-    """Issue 3: σ within 1e-9 relative of 117.97293077095892, never below it."""
+    """σ within 1e-9 relative of 117.97293077095892, never below it."""
     cal = calibrate("gaussian", 1.0, 1e-5, compositions=1000)
     assert cal.value >= 117.97293077095892
     assert cal.value == pytest.approx(117.97293077095892, rel=1e-9)
@@ -115,7 +115,7 @@ def test_search_does_not_stall_on_a_value_exactly_at_the_target() -> None:
 
 @pytest.mark.slow
 def test_skellam_calibration_over_compositions_needs_few_evaluations(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Issue 15 §2.3: from the analytic Gaussian's guess the bracket is narrow and regula falsi
+    """Regression: from the analytic Gaussian's guess the bracket is narrow and regula falsi
     starts from both ends (it bisected from a factor-2 bracket: 27 whole PLD compositions for
     10^4 releases, 2.5 min). The variance is within 1% of the continuous Gaussian's σ² for the
     same ledger (Balle–Wang, independent of the PLD), meets the target, and one rtol less noise
@@ -143,7 +143,7 @@ def test_skellam_calibration_over_compositions_needs_few_evaluations(monkeypatch
 @pytest.mark.slow
 @pytest.mark.parametrize("family", ["discrete-laplace", "skellam", "gaussian"])
 def test_max_evaluations_stops_the_search_with_a_certified_answer(family: str) -> None:
-    """Issue 24: ``max_evaluations`` bounds the work deterministically. Once that many levels are
+    """``max_evaluations`` bounds the work deterministically. Once that many levels are
     accounted the search returns the least level known to meet the target: certified, never below
     the least noise, and it says it did not converge; a larger budget only narrows the bracket."""
     full = calibrate(family, 1.0, 1e-6, compositions=10)
@@ -173,7 +173,7 @@ def _answer(cal: Calibration) -> tuple[object, ...]:
 
 
 def test_the_default_calibration_reads_no_clock(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Issue 24: by default the answer depends on the arguments only. A clock that jumps an hour at
+    """By default the answer depends on the arguments only. A clock that jumps an hour at
     every reading (a machine under any load) is never read and changes nothing; the same clock
     stops an explicit ``time_limit`` at the first chance, which is exactly ``max_evaluations=1``."""
     quiet = calibrate("discrete-laplace", 1.0, 1e-6, compositions=10)
