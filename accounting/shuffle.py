@@ -38,6 +38,7 @@ from accounting.amplification import (
     randomized_response_exact,
 )
 from accounting.amplification import MIN_EPSILON0 as MIN_EPSILON0
+from accounting.amplification.clones import IntArray as IntArray
 from accounting.summation import (
     ShuffleSumCalibration,
     shuffle_sum_calibration,
