@@ -12,10 +12,11 @@ Everything a user needs is re-exported here::
 
 Every ε, δ or divergence is an :class:`Enclosure` ``[lo, hi]``; ``float()`` gives ``hi``
 rounded up, so a reported privacy loss is never optimistic. Amplification by shuffling lives in
-:mod:`accounting.shuffle` (``shuffle.fmt_numerical(4, 100_000, 1e-6)``).
+:mod:`accounting.shuffle` (``shuffle.fmt_numerical(4, 100_000, 1e-6)``). The recipes of each paper
+(:mod:`accounting.papers`) are re-exported here too (``protocol_parameters``, ``theorem53_sigma0``).
 """
 
-from accounting import bounds, interop, shuffle, subsampling, tree
+from accounting import bounds, interop, papers, shuffle, subsampling, tree
 from accounting.accountant import Accountant, Composed, Event, SelfComposed
 from accounting.calibration import Calibration, calibrate
 from accounting.certified import DEFAULT_DPS, Enclosure
@@ -46,9 +47,34 @@ from accounting.noise import (
     SumOfDiscreteGaussians,
     SystemRandomness,
 )
+from accounting.papers.distributed_dp_mab import (
+    EPSILON_DENOMINATOR,
+    LOCAL_C,
+    SIGMA_GRID,
+    ProtocolParameters,
+    RelaxedSecAggSplit,
+    Variant,
+    protocol_parameters,
+    relaxed_secagg_split,
+    skellam_rdp_theorem2_headline,
+    skellam_rdp_theorem2_lemma3,
+    skellam_rdp_theorem2_paper,
+    theorem2_discrepancy,
+    theorem2_g,
+    theorem4_epsilon,
+    theorem4_xi,
+)
+from accounting.papers.federated_lcb import (
+    Theorem53Calibration,
+    gaussian_amplification_lemma_f2,
+    theorem53_sigma0,
+)
 
 __all__ = [
     "DEFAULT_DPS",
+    "EPSILON_DENOMINATOR",
+    "LOCAL_C",
+    "SIGMA_GRID",
     "Accountant",
     "AccountingError",
     "AdditiveNoise",
@@ -73,22 +99,38 @@ __all__ = [
     "ParameterError",
     "ParameterTypeError",
     "Polya",
+    "ProtocolParameters",
     "PureDP",
+    "RelaxedSecAggSplit",
     "SelfComposed",
     "Shifted",
     "Skellam",
     "SumOfDiscreteGaussians",
     "SystemRandomness",
+    "Theorem53Calibration",
     "UnsupportedError",
     "UnsupportedEventError",
+    "Variant",
     "bounds",
     "calibrate",
     "epsilon_for_delta",
+    "gaussian_amplification_lemma_f2",
     "hockey_stick",
     "interop",
+    "papers",
+    "protocol_parameters",
+    "relaxed_secagg_split",
     "renyi",
     "shuffle",
+    "skellam_rdp_theorem2_headline",
+    "skellam_rdp_theorem2_lemma3",
+    "skellam_rdp_theorem2_paper",
     "subsampling",
+    "theorem2_discrepancy",
+    "theorem2_g",
+    "theorem4_epsilon",
+    "theorem4_xi",
+    "theorem53_sigma0",
     "tree",
 ]
 

@@ -13,6 +13,8 @@ steps to adjacency) or a signed *excess* ``f`` (``f <= 0`` where the condition h
 monotone, for which regula falsi with the Illinois modification takes far fewer evaluations
 (a calibration evaluates a whole accountant per step); a step that stalls or meets an infinite
 end bisects instead. Searches run on ``x`` or on ``ln x`` (``log=True``, for scale parameters).
+A calibration that starts from a guess rather than a bracket first infers one
+(:func:`bracket_and_search`: geometric steps on ``ln θ`` from the guess, then :func:`smallest`).
 
 Every certified ``ε(δ)`` ends with one more step, :func:`certify_upward`: the upper end is first
 *proposed* (solved in plain arithmetic on a pessimistic curve, so within rounding of the answer)
@@ -30,8 +32,9 @@ from typing import TypeVar
 from mpmath import mp
 
 from accounting.certified import Mpf
+from accounting.errors import ParameterError, UnsupportedError
 
-__all__ = ["certify_upward", "largest", "smallest"]
+__all__ = ["MAX_STEP", "bracket_and_search", "certify_upward", "largest", "smallest"]
 
 _BITS = struct.Struct("<d")
 _INTS = struct.Struct("<q")
@@ -174,6 +177,90 @@ def largest(
     """
     _bracket(lo, hi, False)
     return -smallest(lambda y: condition(-y), -hi, -lo, rtol=rtol, max_steps=max_steps)
+
+
+#: The largest first step of :func:`bracket_and_search` in ``ln θ`` (a factor ``e^2``); later steps double.
+MAX_STEP = 2.0
+
+
+def bracket_and_search(
+    excess: Callable[[float], float], first: float, rtol: float, stop: Callable[[], bool] | None = None
+) -> float:
+    """The least noise level ``θ`` meeting a calibration's target, from a first guess: bracket the
+    crossing from ``first``, then :func:`smallest` (on ``ln θ``) from both ends.
+
+    Shared by every calibration of the project (:func:`accounting.calibration.calibrate`, and the
+    binomial trials of :func:`accounting.summation.shuffle_sum_calibration`). The excess is
+    ``ln ε(θ) - ln target`` (``<= 0`` where the target is met), and ``ε`` falls at least as
+    ``θ^{-1/2}`` in every noise family calibrated (as ``1/σ``, ``1/b`` or ``1/√variance`` in the
+    Gaussian regime), so the first step in
+    ``ln θ`` is ``2.5 |excess(first)|``: from a good guess (the analytic Gaussian's, usually within
+    ``10^-6``) the bracket is then that narrow, and regula falsi, given the excess at both ends,
+    finishes in a few evaluations instead of bisecting from a factor-2 bracket (each evaluation
+    of a long ledger is a whole PLD composition).
+
+    ``ε`` may also fall much *faster* than that: to exactly 0 once ``δ`` exceeds the total
+    variation distance (a target ``ε = 1e-20`` is met a factor 2 above a guess whose ε is
+    ``1e-6``, an excess of 32). So the step is at most :data:`MAX_STEP` (a factor e^2), and a step
+    that does not cross doubles: an uncapped step of ``e^64`` made the next evaluation one at a
+    noise level ``10^28`` times too large (a discrete Laplace scale of 1.7e33, which did not finish).
+
+    A noise level the route cannot account (a published bound's hypothesis, such as KLS's
+    ``σ >= 1/2``, or a table too fine to build) counts as not meeting the target while no
+    smaller level has been accounted: the search then moves to more noise, which is certified.
+
+    ``stop`` (the caller's budget, :func:`smallest`'s) is asked once a level meeting the target is
+    known, before each further evaluation: when true, that level is returned. ``rtol`` is
+    :func:`smallest`'s.
+    """
+    refused: list[Exception] = []
+
+    def checked(theta: float) -> float:
+        try:
+            return excess(theta)
+        except (UnsupportedError, ParameterError) as err:
+            refused.append(err)
+            return math.inf
+
+    f0 = checked(first)
+    step = 2.5 * abs(f0) if math.isfinite(f0) and f0 != 0 else math.log(2)
+    step = min(max(step, 1e-9), MAX_STEP)
+    if f0 > 0:
+        lo, f_lo = first, f0
+        while True:
+            hi = lo * math.exp(step)
+            if hi > 1e300:
+                if refused and not math.isfinite(f_lo):
+                    raise refused[0]  # no level up to 1e300 could be accounted: say why
+                raise UnsupportedError("no noise level up to 1e300 meets the target")
+            try:
+                f_hi = excess(hi)
+            except (UnsupportedError, ParameterError) as err:
+                if math.isfinite(f_lo):
+                    raise UnsupportedError(
+                        f"no noise level meets the target: ε is still above it at θ = {lo!r} and "
+                        f"θ = {hi!r} cannot be accounted ({err}); under add-remove a distributed sum "
+                        "has an ε floor that no amount of noise removes (the removed user's share "
+                        "changes the variance)"
+                    ) from None
+                refused.append(err)
+                f_hi = math.inf  # nothing accounted yet: keep moving toward more noise
+            if f_hi <= 0:
+                break
+            lo, f_lo = hi, f_hi
+            step *= 2
+    else:
+        hi, f_hi = first, f0
+        while True:
+            lo = hi * math.exp(-step)
+            if lo < 1e-300 or (stop is not None and stop()):
+                return hi
+            f_lo = checked(lo)
+            if f_lo > 0:
+                break
+            hi, f_hi = lo, f_lo
+            step *= 2
+    return smallest(checked, lo, hi, rtol=rtol, log=True, f_lo=f_lo, f_hi=f_hi, stop=stop)
 
 
 #: A candidate of :func:`certify_upward`: an ``mpf`` (raised in the working precision) or a float.

@@ -410,7 +410,7 @@ class MABFamily(Family):
         anything runs, naming the setting, not a failure in the middle of the run."""
         if learner.variant is None or learner.epsilon is None:
             return
-        from accounting.calibration import protocol_parameters
+        from accounting.papers.distributed_dp_mab import protocol_parameters
         from learners.protocols import Protocol
 
         horizon = panel.horizon

@@ -162,7 +162,7 @@ from accounting.certified import DEFAULT_DPS, float_up
 from accounting.mechanisms import AdditiveNoise, ApproxDP
 from accounting.neighbouring import Neighbouring
 from accounting.noise import Gaussian
-from accounting.shuffle import Theorem53Calibration, theorem53_sigma0
+from accounting.papers.federated_lcb import Theorem53Calibration, theorem53_sigma0
 from accounting.tree import PAPER, REPLACE_ONE, Sensitivities, Tree, calibrate_sigma, code_sigma, paper_sigma
 from learners.errors import ParameterError, ParameterTypeError, ProtocolError
 from learners.linear_instances import CHUNK, LinearInstance, NoiseTape, keyed_stream

@@ -87,11 +87,11 @@ from accounting import validate as v
 from accounting.accountant import PUBLISHED, ROUTES, Accountant, Event
 from accounting.accountant import route_name as accounting_route_name
 from accounting.answers import Question, answer
-from accounting.calibration import ProtocolParameters, Variant, protocol_parameters
 from accounting.errors import UnsupportedError
 from accounting.mechanisms import AdditiveNoise, DistributedSum
 from accounting.neighbouring import Neighbouring
 from accounting.noise import DiscreteLaplace, Laplace, Polya
+from accounting.papers.distributed_dp_mab import ProtocolParameters, Variant, protocol_parameters
 from learners import privacy
 from learners.environments import MABInstance, RewardTable
 from learners.errors import ParameterError, ParameterTypeError, ProtocolError

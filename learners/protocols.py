@@ -43,7 +43,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from accounting import validate as v
 from accounting.accountant import Accountant, Event
-from accounting.calibration import ProtocolParameters, ShuffleSumParameters, Variant
+from accounting.calibration import ShuffleSumParameters
 from accounting.mechanisms import AdditiveNoise, DistributedSum, Mechanism, PureDP
 from accounting.noise import (
     LatticeNoise,
@@ -53,6 +53,7 @@ from accounting.noise import (
     check_randomness,
     uniform_below,
 )
+from accounting.papers.distributed_dp_mab import ProtocolParameters, Variant
 from learners.errors import (
     DropoutError,
     ParameterError,

@@ -50,6 +50,7 @@ from accounting.certified import DEFAULT_DPS, Enclosure, Mpf, float_down, float_
 from accounting.errors import UnsupportedError
 from accounting.mechanisms import AdditiveNoise, DistributedSum
 from accounting.noise import DiscreteGaussian, DiscreteLaplace, Skellam
+from accounting.papers import distributed_dp_mab as dmab
 from verification.errors import ParameterError, ParameterTypeError
 
 __all__ = [
@@ -295,8 +296,8 @@ def _binary(x: float) -> Fraction:
     """The exact value of a float (or int) parameter.
 
     The closed forms evaluate ``mp.mpf(ε)``, the binary value of the float, so the exact side
-    uses the same number (``g`` itself follows :func:`accounting.bounds.theorem2_g`, which reads
-    the decimal the float prints as; only the integer it returns matters).
+    uses the same number (``g`` itself follows :func:`accounting.papers.distributed_dp_mab.theorem2_g`,
+    which reads the decimal the float prints as; only the integer it returns matters).
     """
     return Fraction(x)
 
@@ -353,7 +354,7 @@ def _theorem4_sigma(p: dict[str, Any]) -> tuple[int, Fraction | float]:
     as a counterexample (rounding to nearest did, at the 1e-16 level).
     """
     eps, s, n = p["epsilon"], p["scale"], _int(p, "users")
-    g = bounds.theorem2_g(eps, s, n)
+    g = dmab.theorem2_g(eps, s, n)
     root = math.isqrt(n)
     if root * root == n:
         return g, Fraction(g) / (_binary(eps) * root)
@@ -363,7 +364,7 @@ def _theorem4_sigma(p: dict[str, Any]) -> tuple[int, Fraction | float]:
 
 def _theorem4(p: dict[str, Any], dps: int) -> tuple[Mpf, Enclosure]:
     a, eps, s, horizon, n = p["alpha"], p["epsilon"], p["scale"], _int(p, "horizon"), _int(p, "users")
-    e_hat = bounds.theorem4_epsilon(eps, s, horizon)
+    e_hat = dmab.theorem4_epsilon(eps, s, horizon)
     with mp.workprec(256):
         bound = mp.mpf(a) * mp.mpf(e_hat) ** 2 / 2  # exact: 53-bit operands
     g, sigma = _theorem4_sigma(p)
@@ -380,42 +381,38 @@ def _theorem2_exact(p: dict[str, Any], dps: int) -> Enclosure:
 @lru_cache(maxsize=1024)
 def _theorem2_exact_at(alpha: int, eps: float, scale: float, users: int, dps: int) -> Enclosure:
     # Cached: the three Theorem-2 checks compare three closed forms with the same exact values.
-    g = bounds.theorem2_g(eps, scale, users)
+    g = dmab.theorem2_g(eps, scale, users)
     variance = Fraction(g) ** 2 / _binary(eps) ** 2
     return AdditiveNoise(Skellam(variance), g).rdp(alpha, dps)
 
 
 def _theorem2_headline(p: dict[str, Any], dps: int) -> tuple[Mpf, Enclosure]:
-    bound = bounds.skellam_rdp_theorem2_headline(_int(p, "alpha", 2), p["epsilon"], p["scale"])
+    bound = dmab.skellam_rdp_theorem2_headline(_int(p, "alpha", 2), p["epsilon"], p["scale"])
     return mp.mpf(bound), _theorem2_exact(p, dps)
 
 
 def _theorem2_paper(p: dict[str, Any], dps: int) -> tuple[Mpf, Enclosure]:
-    bound = bounds.skellam_rdp_theorem2_paper(_int(p, "alpha", 2), p["epsilon"], p["scale"], _int(p, "users"))
+    bound = dmab.skellam_rdp_theorem2_paper(_int(p, "alpha", 2), p["epsilon"], p["scale"], _int(p, "users"))
     return mp.mpf(bound), _theorem2_exact(p, dps)
 
 
 def _theorem2_lemma3(p: dict[str, Any], dps: int) -> tuple[Mpf, Enclosure]:
-    bound = bounds.skellam_rdp_theorem2_lemma3(
-        _int(p, "alpha", 2), p["epsilon"], p["scale"], _int(p, "users")
-    )
+    bound = dmab.skellam_rdp_theorem2_lemma3(_int(p, "alpha", 2), p["epsilon"], p["scale"], _int(p, "users"))
     return mp.mpf(bound), _theorem2_exact(p, dps)
 
 
 def _lemma3_reference(p: dict[str, Any]) -> Enclosure:
-    value = bounds.skellam_rdp_theorem2_lemma3(
-        _int(p, "alpha", 2), p["epsilon"], p["scale"], _int(p, "users")
-    )
+    value = dmab.skellam_rdp_theorem2_lemma3(_int(p, "alpha", 2), p["epsilon"], p["scale"], _int(p, "users"))
     return Enclosure.from_rounded_up(value)
 
 
 def _headline_vs_lemma3(p: dict[str, Any], dps: int) -> tuple[Mpf, Enclosure]:
-    bound = bounds.skellam_rdp_theorem2_headline(_int(p, "alpha", 2), p["epsilon"], p["scale"])
+    bound = dmab.skellam_rdp_theorem2_headline(_int(p, "alpha", 2), p["epsilon"], p["scale"])
     return mp.mpf(bound), _lemma3_reference(p)
 
 
 def _paper_vs_lemma3(p: dict[str, Any], dps: int) -> tuple[Mpf, Enclosure]:
-    bound = bounds.skellam_rdp_theorem2_paper(_int(p, "alpha", 2), p["epsilon"], p["scale"], _int(p, "users"))
+    bound = dmab.skellam_rdp_theorem2_paper(_int(p, "alpha", 2), p["epsilon"], p["scale"], _int(p, "users"))
     return mp.mpf(bound), _lemma3_reference(p)
 
 
@@ -427,7 +424,7 @@ def _theorem2_feasible(p: dict[str, Any]) -> bool:
     ``σ <= 120``, ``αg <= 2000`` and ``αε <= 25`` keep it small.
     """
     eps, alpha = float(p["epsilon"]), _int(p, "alpha", 2)
-    g = bounds.theorem2_g(p["epsilon"], p["scale"], _int(p, "users"))
+    g = dmab.theorem2_g(p["epsilon"], p["scale"], _int(p, "users"))
     return g / eps <= 120 and alpha * g <= 2000 and alpha * eps <= 25
 
 

@@ -8,7 +8,6 @@ import argparse
 
 from accounting import validate as v
 from accounting.accountant import noise_to_dict
-from accounting.calibration import Variant, protocol_parameters
 from accounting.cli.framework import (
     Subcommands,
     add_json,
@@ -19,6 +18,7 @@ from accounting.cli.framework import (
     positive_int,
     unit_float,
 )
+from accounting.papers.distributed_dp_mab import Variant, protocol_parameters
 
 
 def _cmd_protocol(args: argparse.Namespace) -> int:

@@ -10,10 +10,11 @@ from hypothesis import strategies as st
 
 from accounting import ParameterError, bounds
 from accounting.conversion import rdp_to_dp
+from accounting.papers.distributed_dp_mab import theorem2_g
 
 
 def _skellam_theorem2_curve(epsilon: float, scale: float, users: int) -> list[tuple[float, float]]:
-    g = bounds.theorem2_g(epsilon, scale, users)
+    g = theorem2_g(epsilon, scale, users)
     variance = g**2 / epsilon**2
     return [(a, bounds.skellam_rdp_akl(a, variance, g)) for a in range(2, 2001)]
 

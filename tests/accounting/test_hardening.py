@@ -25,7 +25,8 @@ from accounting import (
 )
 from accounting import pld as pld_module
 from accounting.accountant import AUTO_PLD_BUDGET, Accountant
-from accounting.calibration import MAX_STEP, calibrate, protocol_parameters
+from accounting.calibration import MAX_STEP, calibrate
+from accounting.papers.distributed_dp_mab import protocol_parameters
 
 GUARD = 900  # seconds: a hang guard for subprocesses (on a loaded machine), not a speed target
 

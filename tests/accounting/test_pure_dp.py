@@ -30,9 +30,9 @@ from accounting import (
     PureDP,
 )
 from accounting.accountant import Accountant, Event, mechanism_from_dict, mechanism_to_dict
-from accounting.calibration import Variant, protocol_parameters
 from accounting.certified import float_down, float_up
 from accounting.composition import advanced_composition_kov, advanced_composition_kov_delta
+from accounting.papers.distributed_dp_mab import Variant, protocol_parameters
 
 Mpf = Any
 REF_DPS = 80

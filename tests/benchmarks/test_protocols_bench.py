@@ -13,7 +13,7 @@ import math
 import numpy as np
 import pytest
 
-from accounting.calibration import Variant, protocol_parameters
+from accounting.papers.distributed_dp_mab import Variant, protocol_parameters
 from learners.protocols import Protocol
 
 USERS = 10**6

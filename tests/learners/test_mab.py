@@ -11,9 +11,9 @@ from scipy import integrate, stats
 
 from accounting import bounds, conversion
 from accounting.accountant import Accountant, Event
-from accounting.calibration import ProtocolParameters, Variant, protocol_parameters
 from accounting.mechanisms import AdditiveNoise, DistributedSum, PureDP
 from accounting.noise import DiscreteGaussian, Laplace, Polya, Skellam
+from accounting.papers.distributed_dp_mab import ProtocolParameters, Variant, protocol_parameters
 from learners.environments import BernoulliArms, ClippedGaussianArms, MABInstance
 from learners.errors import ParameterError, ParameterTypeError
 from learners.mab import (

@@ -21,9 +21,9 @@ from hypothesis import strategies as st
 from numpy.typing import NDArray
 
 from accounting.accountant import Accountant, Event
-from accounting.calibration import ProtocolParameters, Variant, protocol_parameters
 from accounting.mechanisms import AdditiveNoise, DistributedSum, PureDP
 from accounting.noise import Polya, SystemRandomness
+from accounting.papers.distributed_dp_mab import ProtocolParameters, Variant, protocol_parameters
 from learners import protocols
 from learners.errors import (
     DropoutError,

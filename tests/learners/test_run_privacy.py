@@ -23,10 +23,10 @@ from scipy import optimize, stats
 
 from accounting import cli as account_cli
 from accounting.accountant import Accountant
-from accounting.calibration import Variant, protocol_parameters
 from accounting.errors import ParameterError as AccountingParameterError
 from accounting.mechanisms import AdditiveNoise, DistributedSum
 from accounting.noise import Laplace, Polya, Skellam
+from accounting.papers.distributed_dp_mab import Variant, protocol_parameters
 from learners import mab, runner
 from learners.experiment import load_config, run_experiment
 from learners.results import LEDGERS_DIR, SUMMARY_TABLE_FILE, summary_table

@@ -16,7 +16,7 @@ import pytest
 from numpy.typing import NDArray
 
 from accounting.accountant import Accountant
-from accounting.calibration import Variant, protocol_parameters
+from accounting.papers.distributed_dp_mab import Variant, protocol_parameters
 from learners.protocols import Protocol
 from verification.audit import audit, protocol_pair
 from verification.errors import ParameterTypeError

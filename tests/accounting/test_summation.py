@@ -1,4 +1,5 @@
-"""Exact privacy of the shuffle summation protocols (accounting.shuffle, issue 17 §3).
+"""The shuffle summation protocols (:mod:`accounting.summation`): their cited parameters, and their
+exact privacy.
 
 The references are brute force on the protocol itself, independent of the code under test: the
 exact law of the count of ones (each user's randomized rounding convolved with ``Bin(b n, p)``,
@@ -19,16 +20,18 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from mpmath import mp
 from scipy import stats
 
-from accounting import shuffle
-from accounting.calibration import ShuffleSumParameters, shuffle_sum_parameters
+from accounting import summation
 from accounting.certified import Mpf
 from accounting.cli import main
 from accounting.errors import ParameterError, ParameterTypeError
 from accounting.mechanisms import AdditiveNoise
 from accounting.noise import Binomial, CenteredBinomial
+from accounting.summation import ShuffleSumParameters, shuffle_sum_parameters
 
 Law = dict[int, Fraction]
 
@@ -155,7 +158,7 @@ def test_scalar_protocol_is_the_count_plus_binomial_noise() -> None:
         x, y, *others = (Fraction(int(v), 64) for v in rng.integers(-64, 65, size=4))
         pairs.append((x, y, others))
     for eps in (0.0, 0.4, 1.5):
-        certified = shuffle.shuffle_sum_delta(par, eps)
+        certified = summation.shuffle_sum_delta(par, eps)
         worst = mp.zero
         for x, y, others in pairs:
             p_law, q_law = count_law([x, *others], par), count_law([y, *others], par)
@@ -170,9 +173,9 @@ def test_scalar_epsilon_is_exact_and_never_below(p: float) -> None:
     par = params(users=4, levels=3, b=5, p=p)
     noise = binomial_law(20, Fraction(p))
     for delta in (0.05, 1e-3):
-        got = shuffle.shuffle_sum_epsilon(par, delta)
+        got = summation.shuffle_sum_epsilon(par, delta)
         assert got.route == "pld"
-        assert shuffle.shuffle_sum_exact(par)
+        assert summation.shuffle_sum_exact(par)
         if math.isinf(got.upper):
             continue
 
@@ -186,10 +189,10 @@ def test_scalar_epsilon_is_exact_and_never_below(p: float) -> None:
 
 
 def test_scalar_noise_is_binomial_and_centered_at_one_half() -> None:
-    assert shuffle.shuffle_sum_noise(params(5, 2, 3, 0.3)) == Binomial(15, 0.3)
-    assert shuffle.shuffle_sum_noise(params(5, 2, 3, 0.5)) == CenteredBinomial(15)
-    assert shuffle.shuffle_sum_rdp(params(5, 2, 3, 0.3), 2) == math.inf  # finite support: no RDP
-    assert shuffle.shuffle_sum_rdp(params(5, 2, 3, 0.5, dimension=3), math.inf) == math.inf
+    assert summation.shuffle_sum_noise(params(5, 2, 3, 0.3)) == Binomial(15, 0.3)
+    assert summation.shuffle_sum_noise(params(5, 2, 3, 0.5)) == CenteredBinomial(15)
+    assert summation.shuffle_sum_rdp(params(5, 2, 3, 0.3), 2) == math.inf  # finite support: no RDP
+    assert summation.shuffle_sum_rdp(params(5, 2, 3, 0.5, dimension=3), math.inf) == math.inf
 
 
 # -- the vector protocol --------------------------------------------------------------------------
@@ -199,9 +202,9 @@ def test_scalar_noise_is_binomial_and_centered_at_one_half() -> None:
 def test_vector_ledger_is_exact_at_one_half() -> None:
     """p = 1/2 and b n even: the D coordinates composed by PLD enclose the brute force over every shift."""
     par = params(users=4, levels=1, b=5, p=0.5, dimension=2)
-    assert shuffle.shuffle_sum_exact(par)
+    assert summation.shuffle_sum_exact(par)
     for eps in (0.2, 1.0):
-        got = shuffle.shuffle_sum_delta(par, eps)
+        got = summation.shuffle_sum_delta(par, eps)
         assert got.route == "pld"
         assert within(vector_brute(par, eps), got.lo, got.hi, 1e-15)
 
@@ -212,12 +215,12 @@ def test_vector_thinning_ledger_is_never_below(p: float, b: int) -> None:
     """p != 1/2: the two shifts differ and the ledger is the thinning bound: never below the brute
     force over every shift, mixed signs included."""
     par = params(users=4, levels=1, b=b, p=p, dimension=2)
-    assert not shuffle.shuffle_sum_exact(par)
+    assert not summation.shuffle_sum_exact(par)
     for eps in (0.6,):
         brute = vector_brute(par, eps)
-        got = shuffle.shuffle_sum_delta(par, eps)
+        got = summation.shuffle_sum_delta(par, eps)
         assert within(brute, mp.zero, got.hi)
-        assert within(brute, mp.zero, shuffle.shuffle_sum_ledger(par, tail=1e-3).delta(eps).hi)
+        assert within(brute, mp.zero, summation.shuffle_sum_ledger(par, tail=1e-3).delta(eps).hi)
 
 
 @pytest.mark.slow
@@ -235,7 +238,7 @@ def test_vector_thinning_ledger_is_tight_for_the_protocols_p() -> None:
     brute = 0.0
     for a, c in itertools.product((up, down), repeat=2):
         brute = max(brute, float(np.maximum(np.outer(a, c) - math.exp(eps) * np.outer(pmf, pmf), 0).sum()))
-    got = shuffle.shuffle_sum_delta(par, eps)
+    got = summation.shuffle_sum_delta(par, eps)
     assert brute <= float(got.hi) * (1 + 1e-9)
     assert float(got.hi) <= brute * 1.02
 
@@ -244,7 +247,7 @@ def test_vector_thinning_ledger_is_tight_for_the_protocols_p() -> None:
 
 
 def test_scalar_calibration_is_the_least_b_and_saves_bits() -> None:
-    cal = shuffle.shuffle_sum_calibration("dpdpe-scalar", 5.0, 0.01, 20)
+    cal = summation.shuffle_sum_calibration("dpdpe-scalar", 5.0, 0.01, 20)
     cited, best = cal.cited, cal.exact
     assert cited == shuffle_sum_parameters("dpdpe-scalar", 5.0, 0.01, 20)
     assert (best.g, best.levels, best.p) == (cited.g, cited.levels, 0.5)
@@ -252,38 +255,38 @@ def test_scalar_calibration_is_the_least_b_and_saves_bits() -> None:
     assert cal.saved_bits == cited.bits - best.bits > 0
     assert cal.exact_accounting
     # re-checked by the library and by brute force on the count: b meets (5, 0.01), b - 1 does not
-    assert shuffle.shuffle_sum_epsilon(best, 0.01).upper <= 5.0
+    assert summation.shuffle_sum_epsilon(best, 0.01).upper <= 5.0
     assert cal.epsilon.upper <= 5.0
     assert best.epsilon == cal.epsilon.upper
     fewer = dataclasses.replace(best, b=best.b - 1)
-    assert shuffle.shuffle_sum_epsilon(fewer, 0.01).upper > 5.0
+    assert summation.shuffle_sum_epsilon(fewer, 0.01).upper > 5.0
     for trials, meets in ((best.b * 20, True), ((best.b - 1) * 20, False)):
         noise = binomial_law(trials, Fraction(1, 2))
         brute = max(hockey(shifted(noise, k), noise, 5.0) for k in (cited.levels, -cited.levels))  # type: ignore[arg-type]
         assert (brute <= 0.01) == meets
     # the cited parameters are private too, far more than the theorem says
-    exact_cited = shuffle.shuffle_sum_epsilon(cited, 0.01)
+    exact_cited = summation.shuffle_sum_epsilon(cited, 0.01)
     assert exact_cited.upper < cited.epsilon
 
 
 @pytest.mark.slow
 def test_vector_calibration_meets_the_target_when_rechecked() -> None:
-    cal = shuffle.shuffle_sum_calibration("dpdpe-vector", 5.0, 0.01, 50, dimension=3)
+    cal = summation.shuffle_sum_calibration("dpdpe-vector", 5.0, 0.01, 50, dimension=3)
     best = cal.exact
     assert best.dimension == 3
     assert best.bits == 3 * (best.levels + best.b)
-    assert shuffle.shuffle_sum_epsilon(best, 0.01).upper <= 5.0
+    assert summation.shuffle_sum_epsilon(best, 0.01).upper <= 5.0
     if best.b > 1:
-        assert shuffle.shuffle_sum_epsilon(dataclasses.replace(best, b=best.b - 1), 0.01).upper > 5.0
+        assert summation.shuffle_sum_epsilon(dataclasses.replace(best, b=best.b - 1), 0.01).upper > 5.0
     assert cal.saved_fraction > 0.5
 
 
 def test_calibration_at_another_p_needs_more_trials() -> None:
-    half = shuffle.shuffle_sum_calibration("dpdpe-scalar", 5.0, 0.01, 20)
-    third = shuffle.shuffle_sum_calibration("dpdpe-scalar", 5.0, 0.01, 20, p=0.3)
+    half = summation.shuffle_sum_calibration("dpdpe-scalar", 5.0, 0.01, 20)
+    third = summation.shuffle_sum_calibration("dpdpe-scalar", 5.0, 0.01, 20, p=0.3)
     assert third.exact.p == 0.3
     assert third.exact.b > half.exact.b  # less variance per trial
-    assert shuffle.shuffle_sum_epsilon(third.exact, 0.01).upper <= 5.0
+    assert summation.shuffle_sum_epsilon(third.exact, 0.01).upper <= 5.0
 
 
 @pytest.mark.parametrize(
@@ -301,19 +304,19 @@ def test_calibration_at_another_p_needs_more_trials() -> None:
 def test_calibration_bad_input_is_named(kwargs: dict[str, object], name: str) -> None:
     args: dict[str, object] = {"protocol": "dpdpe-scalar", "epsilon": 1.0, "delta": 1e-6, "users": 100}
     with pytest.raises(ParameterError) as info:
-        shuffle.shuffle_sum_calibration(**(args | kwargs))  # type: ignore[arg-type]
+        summation.shuffle_sum_calibration(**(args | kwargs))  # type: ignore[arg-type]
     assert info.value.name == name
 
 
 def test_ledger_bad_input_is_named() -> None:
     with pytest.raises(ParameterTypeError) as info:
-        shuffle.shuffle_sum_ledger(AdditiveNoise(Binomial(3, 0.5)))  # type: ignore[arg-type]
+        summation.shuffle_sum_ledger(AdditiveNoise(Binomial(3, 0.5)))  # type: ignore[arg-type]
     assert info.value.name == "params"
     with pytest.raises(ParameterError) as err:
-        shuffle.shuffle_sum_ledger(params(4, 1, 5, 0.3, dimension=2), tail=0.0)
+        summation.shuffle_sum_ledger(params(4, 1, 5, 0.3, dimension=2), tail=0.0)
     assert err.value.name == "tail"
     with pytest.raises(ParameterError) as err:
-        shuffle.shuffle_sum_epsilon(params(4, 1, 5, 0.3), 1.5)
+        summation.shuffle_sum_epsilon(params(4, 1, 5, 0.3), 1.5)
     assert err.value.name == "delta"
 
 
@@ -335,9 +338,9 @@ def test_shuffle_protocol_exact_matches_the_library(capsys: pytest.CaptureFixtur
     assert code == 0
     record = json.loads(out)
     cited = shuffle_sum_parameters("dpdpe-scalar", 5.0, 0.01, 20)
-    cal = shuffle.shuffle_sum_calibration("dpdpe-scalar", 5.0, 0.01, 20)
+    cal = summation.shuffle_sum_calibration("dpdpe-scalar", 5.0, 0.01, 20)
     assert record["b"] == cited.b
-    assert record["exact"]["epsilon"] == shuffle.shuffle_sum_epsilon(cited, 0.01).upper
+    assert record["exact"]["epsilon"] == summation.shuffle_sum_epsilon(cited, 0.01).upper
     assert record["exact"]["exact"] is True
     assert record["calibrated"]["b"] == cal.exact.b
     assert record["calibrated"]["bits_per_user"] == cal.exact.bits
@@ -406,3 +409,67 @@ def test_bad_probability_exits_2_naming_it(argv: str, capsys: pytest.CaptureFixt
     assert len(err.strip().splitlines()) == 1
     assert "--probability" in err
     assert "Traceback" not in err
+
+
+# -- the cited parameters: Li, Zhou & Ji 2022 (Algorithms 2 and 4), Zhou & Chowdhury 2024 §5.3 ----
+
+
+def test_dpdpe_scalar_parameters_follow_algorithm_4_at_half_epsilon() -> None:
+    eps, delta, n, bound = 1.0, 1e-6, 1000, 1.0
+    p = shuffle_sum_parameters("dpdpe-scalar", eps, delta, n, bound=bound)
+    assert p.g == math.ceil(2 * bound * math.sqrt(n))
+    threshold = 180 * p.g**2 * math.log(2 / delta) / ((eps / 2) ** 2 * n)
+    assert threshold < p.b <= threshold + 1  # the least integer strictly above (Lemma C.5)
+    assert p.p == pytest.approx(90 * p.g**2 * math.log(2 / delta) / (p.b * (eps / 2) ** 2 * n), rel=1e-12)
+    assert 0 < p.p <= 0.5
+    assert p.levels == p.g
+    assert p.bits == p.levels + p.b
+
+
+def test_dpdpe_vector_parameters_follow_equation_22() -> None:
+    eps, delta, n, dim = 2.0, 1e-5, 10**6, 9
+    p = shuffle_sum_parameters("dpdpe-vector", eps, delta, n, dim, bound=3.0)
+    hat = eps / (18 * math.sqrt(math.log(2 / delta)))
+    log_term = math.log(4 * dim / delta)
+    g = max(math.ceil(hat * math.sqrt(n) / (6 * math.sqrt(5 * log_term))), 3, 10)
+    assert p.g == g
+    assert 180 * g**2 * log_term / (hat**2 * n) < p.b
+    assert p.p <= 0.5
+    assert p.bits == dim * (p.g + p.b)
+
+
+def test_cheu_vector_parameters_of_the_federated_paper() -> None:
+    eps, delta, n, dim = 1.0, 1e-4, 400, 5
+    p = shuffle_sum_parameters("cheu-vector", eps, delta, n, dim)
+    assert p.g == max(math.ceil(2 * math.sqrt(n)), dim, 4) == 40
+    assert p.p == 0.25
+    assert p.levels == 2 * p.g
+    assert p.b == math.ceil(24e4 * p.g**2 * math.log(4 * (dim + 1) / delta) ** 2 / (eps**2 * n))
+
+
+@given(st.floats(0.05, 10.0), st.integers(1, 10**6))
+@settings(max_examples=40)
+def test_more_privacy_never_means_less_binomial_noise(eps: float, n: int) -> None:
+    """The noise variance (in input units) grows as ε shrinks."""
+    tight = shuffle_sum_parameters("dpdpe-scalar", eps / 2, 1e-6, n)
+    loose = shuffle_sum_parameters("dpdpe-scalar", eps, 1e-6, n)
+    assert tight.variance() >= loose.variance() * (1 - 1e-9)
+
+
+@pytest.mark.parametrize(
+    ("args", "name"),
+    [
+        (("secagg", 1.0, 1e-6, 10), "protocol"),
+        (("dpdpe-scalar", 30.0, 1e-6, 10), "epsilon"),
+        (("dpdpe-scalar", 1.0, 0.5, 10), "delta"),
+        (("dpdpe-scalar", 1.0, 1e-6, 10, 2), "dimension"),
+        (("dpdpe-vector", 15.0, 1e-6, 10, 2), "epsilon"),
+        (("cheu-vector", 16.0, 1e-6, 10, 2), "epsilon"),
+        (("cheu-vector", 1.0, 1e-6, 0, 2), "users"),
+        (("cheu-vector", 1.0, 1e-6, 10, 2, -1.0), "bound"),
+    ],
+)
+def test_shuffle_sum_bad_input_names_the_parameter(args: tuple[object, ...], name: str) -> None:
+    with pytest.raises(ParameterError) as err:
+        shuffle_sum_parameters(*args)  # type: ignore[arg-type]
+    assert err.value.name == name
