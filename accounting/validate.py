@@ -181,9 +181,9 @@ def integer(
     v = _exact_integer(value)
     valid = _integer_range(minimum, maximum)
     if v is None or (minimum is not None and v < minimum):
-        raise ParameterError(name, _short(value), valid)
+        raise ParameterError(name, short(value), valid)
     if maximum is not None and v > maximum:
-        raise ParameterError(name, _short(value), valid + (f" ({why})" if why else ""))
+        raise ParameterError(name, short(value), valid + (f" ({why})" if why else ""))
     return v
 
 
@@ -201,7 +201,7 @@ def at_most(name: str, value: float, limit: float, why: str) -> float:
     return value
 
 
-def _short(value: object) -> object:
+def short(value: object) -> object:
     """A huge integer shown as ``10**k``-sized text instead of hundreds of digits."""
     if isinstance(value, int) and not isinstance(value, bool) and abs(value) > 10**30:
         digits = len(str(abs(value)))

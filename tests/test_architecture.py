@@ -43,6 +43,7 @@ KNOWN_CYCLES: set[tuple[str, ...]] = {
 }
 #: (importer, imported module, name) of private imports still to remove.
 KNOWN_PRIVATE: set[tuple[str, str, str]] = {
+    ("accounting.pld", "accounting.bounds", "_gaussian_delta_mp"),
     ("accounting.pld", "accounting.divergence", "_check_size"),
     ("accounting.pld", "accounting.divergence", "_tables"),
     ("accounting.subsampling", "accounting.divergence", "_holder_mass"),
@@ -153,6 +154,39 @@ def _imports(modules: dict[str, Path]) -> list[Import]:
     return found
 
 
+def _private_attributes(modules: dict[str, Path]) -> set[tuple[str, str, str]]:
+    """``(importer, module, name)`` of each ``alias._name`` where ``alias`` is a module of the
+    project bound by an import (``from accounting import validate as v`` … ``v._short``)."""
+    found: set[tuple[str, str, str]] = set()
+    for name, path in modules.items():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        here = name.split(".") if path.name == "__init__.py" else name.split(".")[:-1]
+        bound: dict[str, str] = {}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                for a in node.names:
+                    if a.name in modules and a.asname:
+                        bound[a.asname] = a.name
+            elif isinstance(node, ast.ImportFrom):
+                base = here[: len(here) - node.level + 1] if node.level else []
+                target = ".".join([*base, node.module] if node.module else base)
+                if not node.level:
+                    target = node.module or ""
+                for a in node.names:
+                    if f"{target}.{a.name}" in modules:
+                        bound[a.asname or a.name] = f"{target}.{a.name}"
+        for node in ast.walk(tree):
+            if (
+                isinstance(node, ast.Attribute)
+                and isinstance(node.value, ast.Name)
+                and node.value.id in bound
+                and node.attr.startswith("_")
+                and not node.attr.startswith("__")
+            ):
+                found.add((name, bound[node.value.id], node.attr))
+    return found
+
+
 @pytest.fixture(scope="module")
 def graph() -> tuple[dict[str, Path], list[Import]]:
     modules = _modules()
@@ -243,6 +277,7 @@ def test_no_private_name_crosses_a_module(graph: tuple[dict[str, Path], list[Imp
                 package = ".".join(parts[:k])
                 if not _inside(i.importer, package):
                     found.add((i.importer, i.target, "<private module>"))
+    found |= _private_attributes(modules)
     assert all(t in modules or t.split(".")[0] in PACKAGES for _, t, _ in found)
     _check(set(found), set(KNOWN_PRIVATE), "private imports")
 

@@ -72,12 +72,12 @@ def _tree_shape(args: argparse.Namespace) -> None:
     """``--batch`` at most ``--horizon``, and ``K = ⌊T/B⌋`` at most :data:`accounting.tree.MAX_SYNCS`."""
     if args.batch > args.horizon:
         raise ParameterError(
-            "--batch", v._short(args.batch), f"an integer in [1, --horizon = {args.horizon}]"
+            "--batch", v.short(args.batch), f"an integer in [1, --horizon = {args.horizon}]"
         )
     if args.horizon // args.batch > tree.MAX_SYNCS:
         raise ParameterError(
             "--horizon",
-            v._short(args.horizon),
+            v.short(args.horizon),
             f"at most 2^62 x --batch (K = horizon/batch synchronisations <= 2^62 = {tree.MAX_SYNCS}, "
             "a tree of at most 63 levels)",
         )
