@@ -72,17 +72,11 @@ KNOWN_LONG_MODULES: set[str] = {
     "learners.mab",
     "learners.phased",
     "learners.protocols",
-    "verification.audit",
-    "verification.exactness",
-    "verification.federated",
-    "verification.goodness_of_fit",
 }
 #: (module, function) over the line limit still to split.
 KNOWN_LONG_FUNCTIONS: set[tuple[str, str]] = {
     ("learners.config", "load_config"),
-    ("verification.audit", "audit"),
     ("learners.linear", "run"),
-    ("verification.symbolic", "polya_shares_sum_to_discrete_laplace"),
     ("learners.ldp", "_run_contextual"),
     ("learners.datasets", "query_instance"),
     ("learners.design", "g_optimal_design"),

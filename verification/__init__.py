@@ -7,9 +7,9 @@
   samples), chunked, optionally on a Dask cluster;
 * :mod:`verification.symbolic` — sympy proofs of the identities the accounting relies on;
 * :mod:`verification.broken` — mechanisms with known defects, which the auditor must flag;
-* :mod:`verification.federated` — the federated LinUCB audits (spec ``federated-lcb.md`` §7.5):
-  Dubey & Pentland's schedule side channel, the aggregate tree noise, the tree's exact accounting,
-  within-batch adaptivity.
+* :mod:`verification.federated` — the federated LinUCB audits of Zhou & Chowdhury 2024: Dubey &
+  Pentland 2020's schedule side channel (Example 3.1), the aggregate tree noise, the tree's exact
+  accounting, within-batch adaptivity.
 
 The command line is ``dp-audit`` (``python -m verification``).
 """

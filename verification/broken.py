@@ -6,36 +6,44 @@ meant to be. The empirical auditor (:func:`verification.audit.audit`) must flag 
 of :data:`BROKEN` and none of :data:`CORRECT` (the same mechanisms, implemented correctly,
 with the same kind of claim): :func:`run_catalogue` runs both.
 
-The defects (``papers/distributed-dp-mab.md`` is "the spec"):
+The defects, published bugs first, then mutations of a correct mechanism:
 
 * ``polya-scale-bug`` — Pólya shares sampled with Gamma scale ``(1-β)/β`` instead of
-  ``β/(1-β)`` (spec §9.1, the released code of the distributed MAB paper);
-* ``dp-se-shared-noise`` — DP-SE (Sajed & Sheffet 2019; spec §4.7) with one Laplace draw
-  added to every arm's sum: the noise cancels in the difference of two arms;
+  ``β/(1-β)``: the released code (``MABPrivate.py``) of Chowdhury & Zhou 2023, whose footnote 3
+  states the correct sampler (their Fact 1 then makes the users' total a discrete Laplace);
 * ``float-laplace`` — numpy's floating-point Laplace sampler, whose set of possible outputs
-  depends on the input (Mironov 2012; spec §2.6, §9.2);
-* ``skellam-dropout`` — distributed Skellam noise with one of the ``n`` users' shares
-  missing (spec §9.5), accounted as if all ``n`` were there;
-* ``discrete-gaussian-sigma`` — a discrete Gaussian whose σ is smaller than the claimed one
-  by a factor √2 (a variance/σ² mix-up), claiming the correct σ's ``ε(δ)``;
+  depends on the input (Mironov 2012, "On significance of the least significant bits for
+  differential privacy", CCS);
 * ``ldp-linucb-code-sigma`` — the Gaussian noise of LDP-LinUCB in the official code of Zheng et
-  al. 2020 (``papers/ldp-bandits.md`` §6.2, P6(i), P7): ``σ = (2 + 2Y) sqrt(ln(1.25/δ))/ε``, √2
-  below the Gaussian-mechanism formula its README states, at the stated sensitivity ``2 + 2Y``,
-  claiming the stated ``(ε, δ) = (4, 0.1)`` (exact ε 5.60); its counterpart
-  ``ldp-linucb-exact-sigma`` is the σ :mod:`learners.ldp`'s paper mode calibrates exactly.
+  al. 2020 (``LDPbandit2020``, ``src/linucb.py``): ``σ = (2 + 2Y) sqrt(ln(1.25/δ))/ε``, √2 below
+  the Gaussian mechanism of Dwork & Roth 2014 (Theorem A.1) that its README and the paper's
+  preliminaries state, at the stated sensitivity ``2 + 2Y``, claiming the stated
+  ``(ε, δ) = (4, 0.1)`` (exact ε 5.60); its counterpart ``ldp-linucb-exact-sigma`` is the σ
+  :mod:`learners.ldp`'s paper mode calibrates exactly;
+* ``dp-se-shared-noise`` — DP-SE (Sajed & Sheffet 2019, ICML), as Chowdhury & Zhou 2023 run it
+  as their central-model baseline (Section 7), mutated to add one Laplace draw to every arm's sum:
+  the noise cancels in the difference of two arms;
+* ``skellam-dropout`` — distributed Skellam noise (Agarwal, Kairouz & Liu 2021; Chowdhury & Zhou
+  2023, Theorem 2) with one of the ``n`` users' shares missing, accounted as if all ``n`` were
+  there: the dropout that secure aggregation must handle (Bonawitz et al. 2017, CCS);
+* ``discrete-gaussian-sigma`` — a discrete Gaussian (Canonne, Kamath & Steinke 2020) whose σ is
+  smaller than the claimed one by a factor √2 (a variance/σ² mix-up), claiming the correct σ's
+  ``ε(δ)``.
 
 The parameters are chosen so that ``10^6`` samples per side flag each defect clearly.
 
-The federated LinUCB entries (:func:`federated_catalogue`, ``papers/federated-lcb.md`` §7.5 A1;
-audited by ``run_catalogue(federated=True)``, at most :data:`FEDERATED_SAMPLES` runs a side):
+The federated LinUCB entries (:func:`federated_catalogue`; audited by
+``run_catalogue(federated=True)``, at most :data:`FEDERATED_SAMPLES` runs a side) are the published
+privacy failure of Dubey & Pentland 2020 (NeurIPS) found by Zhou & Chowdhury 2024 (ICLR):
 
 * ``dubey-pentland-schedule`` — Dubey & Pentland's sync rule reads non-private local data, so
   whether a sync follows round 1 tells another silo whether a user's ``‖x‖²`` exceeds a public
-  constant (§7.2, Example 3.1); silo-level LDP fails for every noise level (it needs ``δ >= 1``);
+  constant (Zhou & Chowdhury 2024, Section 3, Example 3.1); silo-level LDP fails for every noise
+  level (it needs ``δ >= 1``);
 * ``dubey-pentland-action`` — the same through silo ``j``'s action at ``t = 2`` alone, which is
-  all Fed-DP constrains (App. B.2);
+  all Fed-DP constrains (Zhou & Chowdhury 2024, Appendix B.2);
 * their controls ``fedlinucb-fixed-schedule`` and ``fedlinucb-lazy-fixed-schedule``: Algorithm 1
-  and Algorithm 8 on the same pair, with the fixed (public) schedule.
+  and Algorithm 8 of Zhou & Chowdhury 2024 on the same pair, with the fixed (public) schedule.
 
 The other federated audits (A2 aggregate noise, A4 exact accounting, A5 within-batch
 adaptivity) are not sampled audits; they are in :mod:`verification.federated`.
@@ -125,13 +133,13 @@ class BrokenMechanism:
 
 
 # ---------------------------------------------------------------------------------------
-# Pólya shares (spec §2.3 Fact 1, §9.1)
+# Pólya shares (Chowdhury & Zhou 2023, Fact 1; the released code's scale bug)
 # ---------------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
 class PolyaSharesPair:
-    """``n`` users each add ``Polya(1/n, β)`` differences to a sum moved by ``Δ`` (spec §2.3, §9.1).
+    """``n`` users each add ``Polya(1/n, β)`` differences to a sum moved by ``Δ`` (Chowdhury & Zhou 2023).
 
     With ``released_code=True`` every share is drawn as in the paper's released code
     (``MABPrivate.py``: ``lam = rng.gamma(shape=r, scale=(1-p)/p)``, then ``Poisson(lam)``),
@@ -164,7 +172,7 @@ class PolyaSharesPair:
 
 
 def _polya(released_code: bool, users: int = 64, g: int = 4, epsilon: float = 0.5) -> BrokenMechanism:
-    # Spec §9.1's example: n = 64, g = 4, ε = 0.5, so b = g/ε = 8 and Δ = g.
+    # The released-code example: n = 64, g = 4, ε = 0.5, so b = g/ε = 8 and Δ = g.
     beta = math.exp(-epsilon / g)
     claim = DistributedSum(Polya(Fraction(1, users), beta), users, sensitivity=g).pure_epsilon()
     if released_code:
@@ -177,7 +185,10 @@ def _polya(released_code: bool, users: int = 64, g: int = 4, epsilon: float = 0.
             claimed_epsilon=float(claim),
             delta=0.0,
             sample_pair=PolyaSharesPair(users, beta, g, released_code=True),
-            reference="papers/distributed-dp-mab.md §9.1 (released code MABPrivate.py); §2.3 Fact 1",
+            reference=(
+                "Chowdhury & Zhou 2023 (ICLR), released code MABPrivate.py (footnote 5): Gamma scale "
+                "(1-β)/β where footnote 3 has β/(1-β); Fact 1 (Goryczka & Xiong 2015, Thm 5.1)"
+            ),
         )
     return BrokenMechanism(
         name="polya-shares",
@@ -188,18 +199,19 @@ def _polya(released_code: bool, users: int = 64, g: int = 4, epsilon: float = 0.
         claimed_epsilon=float(claim),
         delta=0.0,
         sample_pair=PolyaSharesPair(users, beta, g, released_code=False),
-        reference="papers/distributed-dp-mab.md §2.3 Fact 1 (Goryczka & Xiong 2015, Thm 5.1)",
+        reference="Chowdhury & Zhou 2023 (ICLR), Fact 1 and footnote 3 (Goryczka & Xiong 2015, Thm 5.1)",
     )
 
 
 # ---------------------------------------------------------------------------------------
-# DP-SE arm sums (spec §4.7)
+# DP-SE arm sums (Sajed & Sheffet 2019)
 # ---------------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
 class ArmSumsPair:
-    """DP-SE's released per-arm reward sums plus Laplace noise (spec §4.7).
+    """DP-SE's released per-arm reward sums plus Laplace noise (Sajed & Sheffet 2019, as run by
+    Chowdhury & Zhou 2023, Section 7).
 
     ``D`` has the arm sums ``sums``; ``D'`` differs in one reward of arm ``arm``, so its sum
     is larger by 1 (the sensitivity). With ``shared=True`` a single ``Lap(scale)`` draw is
@@ -242,7 +254,10 @@ def _dp_se(shared: bool, epsilon: float = 1.0) -> BrokenMechanism:
             claimed_epsilon=float(claim),
             delta=0.0,
             sample_pair=pair,
-            reference="papers/distributed-dp-mab.md §4.7 (Sajed & Sheffet 2019), §2.6",
+            reference=(
+                "Sajed & Sheffet 2019 (ICML), DP-SE, as run by Chowdhury & Zhou 2023, Section 7; "
+                "mutated: one Laplace draw shared by every arm"
+            ),
             statistic=CoordinateDifference(0, 1),
         )
     return BrokenMechanism(
@@ -251,7 +266,7 @@ def _dp_se(shared: bool, epsilon: float = 1.0) -> BrokenMechanism:
         claimed_epsilon=float(claim),
         delta=0.0,
         sample_pair=pair,
-        reference="papers/distributed-dp-mab.md §4.7 (Sajed & Sheffet 2019), §2.6",
+        reference="Sajed & Sheffet 2019 (ICML), DP-SE, as run by Chowdhury & Zhou 2023, Section 7",
         statistic=CoordinateDifference(0, 1),
     )
 
@@ -335,8 +350,7 @@ def _float_laplace(scale: float = 10.0) -> BrokenMechanism:
         delta=0.0,
         sample_pair=FloatLaplacePair(scale),
         reference=(
-            "Mironov 2012, 'On significance of the least significant bits for differential "
-            "privacy' (CCS); papers/distributed-dp-mab.md §2.6, §9.2"
+            "Mironov 2012, 'On significance of the least significant bits for differential privacy' (CCS)"
         ),
         statistic=LaplaceReachability(scale),
     )
@@ -350,12 +364,12 @@ def _discrete_laplace(scale: int = 10) -> BrokenMechanism:
         claimed_epsilon=float(AdditiveNoise(noise, 1).pure_epsilon()),
         delta=0.0,
         sample_pair=additive_pair(noise, 1),
-        reference="papers/distributed-dp-mab.md §2.3, §3.1 (Fact 3), §9.2",
+        reference="Chowdhury & Zhou 2023 (ICLR), Definition 4, Fact 3: the remedy for Mironov 2012",
     )
 
 
 # ---------------------------------------------------------------------------------------
-# Skellam shares with a dropout (spec §2.4, §9.5)
+# Skellam shares with a dropout (Agarwal, Kairouz & Liu 2021; Bonawitz et al. 2017)
 # ---------------------------------------------------------------------------------------
 
 
@@ -396,12 +410,15 @@ def _skellam(dropout: bool, users: int = 2, variance: int = 100, sensitivity: in
         claimed_epsilon=float(claim),
         delta=delta,
         sample_pair=SkellamSharesPair(share, present, sensitivity),
-        reference="papers/distributed-dp-mab.md §2.4, §3.2, §9.5 (dropouts); Agarwal, Kairouz & Liu 2021",
+        reference=(
+            "Agarwal, Kairouz & Liu 2021 (NeurIPS), the Skellam mechanism; Chowdhury & Zhou 2023, "
+            "Theorem 2; dropouts in secure aggregation: Bonawitz et al. 2017 (CCS)"
+        ),
     )
 
 
 # ---------------------------------------------------------------------------------------
-# Discrete Gaussian with the wrong σ (spec §2.5)
+# Discrete Gaussian with the wrong σ (Canonne, Kamath & Steinke 2020)
 # ---------------------------------------------------------------------------------------
 
 
@@ -418,15 +435,15 @@ def _discrete_gaussian(wrong: bool, sigma: float = 10.0, sensitivity: int = 10) 
         claimed_epsilon=float(claim),
         delta=delta,
         sample_pair=additive_pair(DiscreteGaussian(used), sensitivity),
-        reference="papers/distributed-dp-mab.md §2.5, §3.3 (Canonne, Kamath & Steinke 2020)",
+        reference="Canonne, Kamath & Steinke 2020 (NeurIPS), the discrete Gaussian mechanism",
     )
 
 
 # ---------------------------------------------------------------------------------------
-# LDP-LinUCB's σ in the official code (ldp-bandits.md §1.3, §6.2, P6(i), P7)
+# LDP-LinUCB's σ in the official code of Zheng et al. 2020 (Dwork & Roth 2014, Theorem A.1)
 # ---------------------------------------------------------------------------------------
 
-#: The claim the LDP-LinUCB entries audit: δ = 0.1 is the official code's (spec §6.2); at ε = 4 the
+#: The claim the LDP-LinUCB entries audit: δ = 0.1 is the official code's experiment's; at ε = 4 the
 #: code's σ misses it by enough for 10^6 samples a side (the official ε ~ 10^5 is beyond any audit).
 _LDP_EPSILON, _LDP_DELTA = 4.0, 0.1
 
@@ -436,8 +453,9 @@ def _ldp_linucb(code: bool, epsilon: float = _LDP_EPSILON, delta: float = _LDP_D
 
     The code (``src/linucb.py``, rewards in ``[-1, 1]``: ``Y = 1``) releases ``x xᵀ + B`` and
     ``y x + ξ`` with ``σ = (2 + 2Y) sqrt(ln(1.25/δ))/ε`` (:func:`learners.ldp.code_sigma`), and its
-    README states Dwork–Roth's ``(2 + 2Y) sqrt(2 ln(1.25/δ))/ε`` (:func:`learners.ldp.classic_sigma`,
-    spec §1.3): one Gaussian mechanism on the concatenated message of sensitivity ``2 + 2Y = 4``,
+    README states Dwork–Roth's ``(2 + 2Y) sqrt(2 ln(1.25/δ))/ε`` (:func:`learners.ldp.classic_sigma`;
+    Dwork & Roth 2014, Theorem A.1, the Gaussian mechanism of the preliminaries of Zheng et al. 2020):
+    one Gaussian mechanism on the concatenated message of sensitivity ``2 + 2Y = 4``,
     ``(ε, δ)``-LDP. The code lost the 2 under the root, so its σ is √2 short. Both entries sample
     ``N(0, σ²)`` added to 0 versus 4 and claim the stated ``(ε, δ) = (4, 0.1)``:
 
@@ -448,7 +466,8 @@ def _ldp_linucb(code: bool, epsilon: float = _LDP_EPSILON, delta: float = _LDP_D
       for the stated sensitivity 4; ×4 is exact in floating point), about 3.9 from 10^6 samples a side.
 
     At ``(4, 0.1)`` the README's σ = 2.2475 would meet the claim (exact ε 3.13, though the classic
-    formula is proved only for ε < 1, P7): the missing √2 alone breaks it. This audits the code's
+    formula is proved only for ε < 1, Dwork & Roth 2014, Theorem A.1): the missing √2 alone breaks
+    it. This audits the code's
     argument — σ for one query of sensitivity 4 — not the release itself: LDP-LinUCB's messages have
     block sensitivities √2 and 2Y (:mod:`learners.ldp`), at which the code's σ gives ε = 2.46 at
     δ = 0.1 (``code_mode_check(...).epsilon_blocks``); the triangle bound's slack hides the missing
@@ -468,7 +487,10 @@ def _ldp_linucb(code: bool, epsilon: float = _LDP_EPSILON, delta: float = _LDP_D
             claimed_epsilon=check.claimed_epsilon,
             delta=check.delta,
             sample_pair=additive_pair(Gaussian(check.sigma_code), sensitivity),
-            reference="papers/ldp-bandits.md §1.3, §6.2 (official code src/linucb.py), §8 P6(i), P7",
+            reference=(
+                "Zheng et al. 2020 (NeurIPS), official code LDPbandit2020 src/linucb.py: σ without the 2 "
+                "under the root of Dwork & Roth 2014, Theorem A.1"
+            ),
         )
     sigma = gaussian_multiplier(epsilon, delta) * sensitivity
     return BrokenMechanism(
@@ -482,13 +504,14 @@ def _ldp_linucb(code: bool, epsilon: float = _LDP_EPSILON, delta: float = _LDP_D
         delta=check.delta,
         sample_pair=additive_pair(Gaussian(sigma), sensitivity),
         reference=(
-            "papers/ldp-bandits.md §1.3, §4.2, §8 P7; accounting.calibration.calibrate('gaussian', ε, δ)"
+            "Zheng et al. 2020 (NeurIPS), Algorithm 5 (LDP-LinUCB); Dwork & Roth 2014, Theorem A.1 "
+            "(proved for ε < 1); accounting.calibration.calibrate('gaussian', ε, δ)"
         ),
     )
 
 
 # ---------------------------------------------------------------------------------------
-# Federated LinUCB: the schedule side channel of Dubey & Pentland (federated-lcb.md §7.2, §7.5 A1)
+# Federated LinUCB: the schedule side channel of Dubey & Pentland 2020 (Zhou & Chowdhury 2024, Example 3.1)
 # ---------------------------------------------------------------------------------------
 
 #: Whole two-round runs per side (vectorized): 4000 and a pilot of 1000 take about a second an entry
@@ -500,9 +523,10 @@ _A1_EPSILON, _A1_DELTA = 1.0, 0.01
 
 def _side_channel(name: str, pair: SideChannelPair, description: str, broken: bool) -> BrokenMechanism:
     reference = (
-        "papers/federated-lcb.md §7.2 (Example 3.1, App. B.1-B.2), §7.5 A1"
+        "Dubey & Pentland 2020 (NeurIPS), Algorithm 1; the side channel: Zhou & Chowdhury 2024 (ICLR), "
+        "Section 3, Example 3.1, Appendix B.1-B.2"
         if broken
-        else "papers/federated-lcb.md §3 (Algorithm 1, fixed schedule), §11.1 (Algorithm 8), §7.5 A1"
+        else "Zhou & Chowdhury 2024 (ICLR), Algorithm 1 (fixed schedule) and Algorithm 8 (Appendix G.3)"
     )
     return BrokenMechanism(
         name=name,
@@ -520,8 +544,9 @@ def _side_channel(name: str, pair: SideChannelPair, description: str, broken: bo
 def federated_catalogue() -> tuple[tuple[BrokenMechanism, ...], tuple[BrokenMechanism, ...]]:
     """The A1 entries: (broken, correct), counterparts in the same order (built on first use).
 
-    Each sample is what silo ``j`` sees of a two-round run on the neighbouring pair of spec §7.5
-    A1 (:class:`verification.federated.SideChannelPair`). Dubey & Pentland claim ``(ε, δ)`` from
+    Each sample is what silo ``j`` sees of a two-round run on the neighbouring pair of Zhou &
+    Chowdhury 2024, Example 3.1 (:class:`verification.federated.SideChannelPair`). Dubey & Pentland
+    2020 claim ``(ε, δ)`` from
     their content noise (calibrated exactly, its ε is the claim); their sync after round 1 happens
     iff silo ``i``'s first user is Tracy, so no noise level can meet any ``δ < 1``. The fixed-batch
     controls (``B = 1``, at which Algorithm 1's batch sensitivity is the per-user one) sync on a

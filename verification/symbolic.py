@@ -14,10 +14,12 @@ into sympy's assumptions by parametrizing the region with fresh nonnegative or p
 symbols (``Δ = x + 1 + k`` with ``k >= 0``), so that a case analysis is a list of
 parametrizations that together cover the whole domain.
 
-The statements are those of ``papers/distributed-dp-mab.md`` (the "spec"): Fact 1 and Remark 7
-(§2.2, §2.3), the Skellam MGF and closure (§2.4), Fact 3's privacy loss (§3.1) and the
-analyzer's modular decoding lemma (§4.2, §9.3); :func:`gaussian_rdp_closed_form` is Mironov
-(2017), Proposition 7, as used by :func:`accounting.bounds.gaussian_rdp`.
+The statements are those of Chowdhury & Zhou 2023 ("Distributed Differential Privacy in
+Multi-Armed Bandits", ICLR): Fact 1 (Section 4, after Goryczka & Xiong 2015, Theorem 5.1) and
+Remark 7 (Appendix H.1), the Skellam MGF and closure of Definition 5 (Section 5), the privacy loss
+behind Fact 3 (Appendix K) and the analyzer's modular decoding (Algorithm 1, lines 26–30; proof of
+Theorem 1, Appendix D.1); :func:`gaussian_rdp_closed_form` is Mironov (2017), Proposition 7, as
+used by :func:`accounting.bounds.gaussian_rdp`.
 """
 
 from __future__ import annotations
@@ -165,14 +167,14 @@ def _convergent(series: Any) -> tuple[Any, Any]:
 
 
 # ---------------------------------------------------------------------------------------
-# 1. Pólya shares sum to a discrete Laplace (Fact 1, Remark 7)
+# 1. Pólya shares sum to a discrete Laplace (Chowdhury & Zhou 2023, Fact 1, Remark 7)
 # ---------------------------------------------------------------------------------------
 
 
 def polya_shares_sum_to_discrete_laplace() -> Proof:
     """``Σ_{i≤n} (γ_i⁺ − γ_i⁻)`` with i.i.d. ``γ ~ Polya(1/n, β)`` is ``Lap_Z(b)``, ``β = e^{−1/b}``.
 
-    Fact 1 (Goryczka & Xiong 2015, Thm 5.1) and Remark 7 of the spec (§2.2, §2.3), by
+    Chowdhury & Zhou 2023, Fact 1 (Goryczka & Xiong 2015, Theorem 5.1) and Remark 7, by
     probability generating functions (PGFs), for a symbolic positive integer ``n``,
     ``0 < β < 1`` and ``r > 0``:
 
@@ -185,7 +187,8 @@ def polya_shares_sum_to_discrete_laplace() -> Proof:
        ``G(z) G(1/z) = (1−β)²/((1−βz)(1−β/z))``.
     4. The discrete Laplace PGF ``Σ_{x∈Z} ((1−β)/(1+β)) β^{|x|} z^x``, summed as two geometric
        series for complex ``z`` in the annulus ``β < |z| < 1/β``, is the same rational
-       function; ``(1−β)/(1+β)`` is the spec's ``(e^{1/b}−1)/(e^{1/b}+1) = tanh(1/(2b))``.
+       function; ``(1−β)/(1+β)`` is the constant ``(e^{1/b}−1)/(e^{1/b}+1) = tanh(1/(2b))`` of
+       their Definition 4.
 
     Steps 1–3 hold for real ``z`` in ``(β, 1/β)``, inside the annulus; two Laurent series that
     agree there agree on the annulus (analytic continuation), and Laurent coefficients are
@@ -202,15 +205,31 @@ def polya_shares_sum_to_discrete_laplace() -> Proof:
     z = sp.Symbol("z")
     r = sp.Symbol("r", positive=True)
     n = sp.Symbol("n", integer=True, positive=True)
-    b = sp.Symbol("b", positive=True)
     x = sp.Symbol("x", integer=True, nonnegative=True)
-    k = sp.Symbol("k", integer=True, positive=True)
-    w = sp.Symbol("w")
-    u, v = sp.symbols("u v", positive=True)
-    theta = sp.Symbol("theta", real=True)
-    steps: list[Step] = []
+    polya_steps, pmf, polya_pgf = _polya_pgf(beta, z, r, x)
+    geometric_steps, geometric_pgf = _shares_sum_to_a_geometric(pmf, polya_pgf, beta, r, n, x)
+    difference_steps, difference_pgf = _geometric_difference(polya_pgf, geometric_pgf, beta, z, r, n)
+    laplace_steps, discrete_laplace_pgf = _discrete_laplace_pgf(difference_pgf, beta, z, x)
+    return _conclude(
+        "polya_shares_sum_to_discrete_laplace",
+        "For every positive integer n and 0 < β < 1, if γ_i⁺, γ_i⁻ (i ≤ n) are 2n i.i.d. "
+        "Polya(1/n, β), then Σ_i (γ_i⁺ − γ_i⁻) ~ Lap_Z(b) with β = e^(−1/b) (spec §2.3, Fact 1).",
+        {
+            "polya_pgf": polya_pgf,
+            "geometric_pgf": geometric_pgf,
+            "difference_pgf": difference_pgf,
+            "discrete_laplace_pgf": discrete_laplace_pgf,
+        },
+        [*polya_steps, *geometric_steps, *difference_steps, *laplace_steps],
+    )
 
-    # 1. Polya PGF: Γ(x+r)/(x!Γ(r)) = binomial(x+r-1, x); sum the power series in w = βz.
+
+def _polya_pgf(beta: Any, z: Any, r: Any, x: Any) -> tuple[list[Step], Any, Any]:
+    """Step 1: the PGF of ``Polya(r, β)`` is ``((1−β)/(1−βz))^r``; the steps, the PMF and the PGF."""
+    w = sp.Symbol("w")
+    u = sp.Symbol("u", positive=True)
+    steps: list[Step] = []
+    # Γ(x+r)/(x!Γ(r)) = binomial(x+r-1, x); sum the power series in w = βz.
     pmf = sp.gamma(x + r) / (sp.factorial(x) * sp.gamma(r)) * beta**x * (1 - beta) ** r
     steps.append(
         _identity(
@@ -237,38 +256,54 @@ def polya_shares_sum_to_discrete_laplace() -> Proof:
             (p / q) ** r,
         )
     )
+    return steps, pmf, polya_pgf
 
-    # 2. n shares of Polya(1/n, β) sum to a geometric.
+
+def _shares_sum_to_a_geometric(
+    pmf: Any, polya_pgf: Any, beta: Any, r: Any, n: Any, x: Any
+) -> tuple[list[Step], Any]:
+    """Step 2: ``n`` shares of ``Polya(1/n, β)`` sum to the geometric ``Polya(1, β)``; its PGF."""
     geometric_pgf = polya_pgf.subs(r, 1)
-    steps.append(
+    steps = [
         _identity(
             "n independent Polya(1/n, β) multiply PGFs: ((1−β)/(1−βz))^(n/n) = (1−β)/(1−βz)",
             polya_pgf.subs(r, 1 / n) ** n,
             geometric_pgf,
-        )
-    )
-    steps.append(
-        _identity("Polya(1, β) is the geometric P(k) = β^k (1−β)", pmf.subs(r, 1), beta**x * (1 - beta))
-    )
+        ),
+        _identity("Polya(1, β) is the geometric P(k) = β^k (1−β)", pmf.subs(r, 1), beta**x * (1 - beta)),
+    ]
+    return steps, geometric_pgf
 
-    # 3. The difference of two i.i.d. geometrics (and of the n-share sums).
+
+def _geometric_difference(
+    polya_pgf: Any, geometric_pgf: Any, beta: Any, z: Any, r: Any, n: Any
+) -> tuple[list[Step], Any]:
+    """Step 3: the difference of two i.i.d. geometrics (and of the ``n``-share sums); its PGF."""
     difference_pgf = (1 - beta) ** 2 / ((1 - beta * z) * (1 - beta / z))
-    steps.append(
+    steps = [
         _identity(
             "E z^(N1−N2) = G(z) G(1/z) = (1−β)²/((1−βz)(1−β/z))",
             geometric_pgf * geometric_pgf.subs(z, 1 / z),
             difference_pgf,
-        )
-    )
-    steps.append(
+        ),
         _identity(
             "directly: Π_{i≤n} G_{1/n}(z) G_{1/n}(1/z) = (1−β)²/((1−βz)(1−β/z)) for every n",
             (polya_pgf.subs(r, 1 / n) * polya_pgf.subs({r: 1 / n, z: 1 / z}, simultaneous=True)) ** n,
             difference_pgf,
-        )
-    )
+        ),
+    ]
+    return steps, difference_pgf
 
-    # 4. The discrete Laplace PGF: x >= 0 and x = -k, k >= 1.
+
+def _discrete_laplace_pgf(difference_pgf: Any, beta: Any, z: Any, x: Any) -> tuple[list[Step], Any]:
+    """Step 4: the discrete Laplace PGF on the annulus ``β < |z| < 1/β`` is the difference's."""
+    k = sp.Symbol("k", integer=True, positive=True)
+    w = sp.Symbol("w")
+    u, v = sp.symbols("u v", positive=True)
+    theta = sp.Symbol("theta", real=True)
+    b = sp.Symbol("b", positive=True)
+    steps: list[Step] = []
+    # x >= 0 and x = -k, k >= 1.
     c = (1 - beta) / (1 + beta)
     nonnegative, condition_pos = _convergent(sp.summation(w**x, (x, 0, sp.oo)))
     negative, condition_neg = _convergent(sp.summation(w**k, (k, 1, sp.oo)))
@@ -313,29 +348,19 @@ def polya_shares_sum_to_discrete_laplace() -> Proof:
             sp.tanh(1 / (2 * b)).rewrite(sp.exp),
         )
     )
-    return _conclude(
-        "polya_shares_sum_to_discrete_laplace",
-        "For every positive integer n and 0 < β < 1, if γ_i⁺, γ_i⁻ (i ≤ n) are 2n i.i.d. "
-        "Polya(1/n, β), then Σ_i (γ_i⁺ − γ_i⁻) ~ Lap_Z(b) with β = e^(−1/b) (spec §2.3, Fact 1).",
-        {
-            "polya_pgf": polya_pgf,
-            "geometric_pgf": geometric_pgf,
-            "difference_pgf": difference_pgf,
-            "discrete_laplace_pgf": discrete_laplace_pgf,
-        },
-        steps,
-    )
+    return steps, discrete_laplace_pgf
 
 
 # ---------------------------------------------------------------------------------------
-# 2. Skellam MGF and closure (Definition 5)
+# 2. Skellam MGF and closure (Chowdhury & Zhou 2023, Definition 5)
 # ---------------------------------------------------------------------------------------
 
 
 def skellam_mgf_and_closure() -> Proof:
     """The Skellam MGF, its symmetric form, closure under sums, mean and variance.
 
-    Definition 5 of the spec (§2.4), for symbolic rates ``μ1, μ2 > 0``, variances
+    Chowdhury & Zhou 2023, Definition 5 (after Agarwal, Kairouz & Liu 2021), for symbolic rates
+    ``μ1, μ2 > 0``, variances
     ``σ², σ1², σ2² > 0`` and real ``t``:
 
     1. The Poisson(μ) MGF ``Σ_k e^{−μ} μ^k/k! e^{tk}`` sums to ``exp(μ(e^t − 1))`` (sympy sums
@@ -429,14 +454,14 @@ def skellam_mgf_and_closure() -> Proof:
 
 
 # ---------------------------------------------------------------------------------------
-# 3. The discrete Laplace privacy loss (Fact 3)
+# 3. The discrete Laplace privacy loss (Chowdhury & Zhou 2023, Fact 3)
 # ---------------------------------------------------------------------------------------
 
 
 def discrete_laplace_loss_bounded() -> Proof:
     """The privacy loss of ``Lap_Z(b)`` under a shift ``Δ`` is at most ``Δ/b`` in absolute value.
 
-    Fact 3 of the spec (§3.1): ``L(x) = ln(P(x)/P(x−Δ)) = (|x−Δ| − |x|)/b`` for
+    Chowdhury & Zhou 2023, Fact 3 (Appendix K): ``L(x) = ln(P(x)/P(x−Δ)) = (|x−Δ| − |x|)/b`` for
     ``P(x) ∝ e^{−|x|/b}``. For integers ``x`` and ``Δ >= 0`` and ``b > 0``, by cases on the
     signs of ``x`` and ``x − Δ``, which cover the integers:
 
@@ -503,14 +528,15 @@ def discrete_laplace_loss_bounded() -> Proof:
 
 
 # ---------------------------------------------------------------------------------------
-# 4. The analyzer's modular decoding lemma (§4.2, §9.3)
+# 4. The analyzer's modular decoding (Chowdhury & Zhou 2023, Algorithm 1; proof of Theorem 1)
 # ---------------------------------------------------------------------------------------
 
 
 def modular_decoding_lemma() -> Proof:
     """The analyzer decodes ``y = S mod m`` back to ``S`` exactly on ``[−τ, n g + τ]``.
 
-    Decoding lemma of the spec (§4.2, proof of Theorem 1; the strict threshold of §9.3), for
+    The analyzer of Chowdhury & Zhou 2023, Algorithm 1 (lines 26–30, whose threshold is strict),
+    as used in the proof of Theorem 1 (Appendix D.1), for
     symbolic positive integers ``n, g, τ`` and ``m = n g + 2τ + 1``; the decoder is
     ``z(y) = y − m if y > n g + τ else y``. The range ``[−τ, n g + τ]`` holds exactly ``m``
     integers, and for every integer ``S`` in it ``z(S mod m) = S``:

@@ -1,11 +1,12 @@
 """Tests of :mod:`verification.broken`: the auditor flags every broken mechanism and no correct one.
 
-Issue 4 §5 and Acceptance: "every catalogue entry is flagged; the correct mechanisms pass"
-(false alarms at most at the stated confidence level). The defects and their references are
-in the module docstring: papers/distributed-dp-mab.md §9.1 (Pólya scale), §4.7 (DP-SE),
-§2.6/§9.2 with Mironov 2012 (floating-point Laplace), §9.5 (dropouts), §2.5 (discrete
-Gaussian); papers/ldp-bandits.md §1.3, §6.2, §8 P6(i), P7 (LDP-LinUCB's σ in the official code,
-issue 18). The claims are checked against closed forms recomputed here where they exist.
+Every catalogue entry is flagged and the correct mechanisms pass (false alarms at most at the
+stated confidence level). The defects and their sources are in the module docstring: the Pólya
+scale bug of the released code of Chowdhury & Zhou 2023, floating-point Laplace (Mironov 2012),
+LDP-LinUCB's σ in the official code of Zheng et al. 2020 (√2 below Dwork & Roth 2014, Theorem
+A.1), and the mutations of DP-SE (Sajed & Sheffet 2019), distributed Skellam (a dropout) and the
+discrete Gaussian (σ/√2). The claims are checked against closed forms recomputed here where they
+exist.
 """
 
 from __future__ import annotations
@@ -181,8 +182,9 @@ def _gaussian_pair(name: str) -> tuple[Gaussian, float]:
 
 
 def test_ldp_linucb_entries_sample_the_code_sigma_and_the_exact_one() -> None:
-    """Spec ldp-bandits.md §6.2 / P6(i): the code's σ = 4 sqrt(ln(1.25/δ))/ε is √2 below the
-    README's 4 sqrt(2 ln(1.25/δ))/ε; both entries claim the stated (4, 0.1) at sensitivity 2 + 2Y = 4."""
+    """Zheng et al. 2020's official code: σ = 4 sqrt(ln(1.25/δ))/ε is √2 below the README's (Dwork &
+    Roth 2014, Theorem A.1) 4 sqrt(2 ln(1.25/δ))/ε; both entries claim the stated (4, 0.1) at
+    sensitivity 2 + 2Y = 4."""
     bad, good = BY_NAME["ldp-linucb-code-sigma"], BY_NAME["ldp-linucb-exact-sigma"]
     assert (bad.claimed_epsilon, bad.delta) == (good.claimed_epsilon, good.delta) == (4.0, 0.1)
     (code, code_sens), (exact, exact_sens) = _gaussian_pair(bad.name), _gaussian_pair(good.name)
@@ -201,7 +203,7 @@ def test_ldp_linucb_entries_sample_the_code_sigma_and_the_exact_one() -> None:
 
 
 def test_ldp_linucb_code_sigma_is_flagged_and_the_exact_sigma_is_not() -> None:
-    """Issue 18: the auditor flags the code's σ at (4, 0.1) and not the exactly calibrated σ.
+    """The auditor flags the official code's σ at (4, 0.1) and not the exactly calibrated σ.
 
     At 10^5 samples a side (about a second for both): ε_lb 5.17 and 3.62 here; over ten seeds the code's
     σ gave 4.86-5.18 and the exact σ 3.63-3.89.
@@ -225,8 +227,8 @@ def test_ldp_linucb_code_sigma_is_flagged_and_the_exact_sigma_is_not() -> None:
     assert exact.ok
 
 
-def test_polya_scale_bug_has_the_spec_variance() -> None:
-    """Spec §9.1: total noise variance 0.30 with the bug, 127.8 = Var Lap_Z(8) without."""
+def test_polya_scale_bug_has_the_released_code_variance() -> None:
+    """n = 64, ε = 0.5, g = 4: total noise variance 0.30 with the bug, 127.8 = Var Lap_Z(8) without."""
     rng = np.random.default_rng(0)
     beta = math.exp(-1 / 8)
     buggy, _ = PolyaSharesPair(64, beta, 4, released_code=True)(rng, 200_000)
@@ -241,7 +243,7 @@ def test_aggregated_polya_shares_match_per_user_draws() -> None:
     """Σ of n users' Poisson(Gamma(1/n, θ)) draws has the law of Poisson(Gamma(1, θ)).
 
     The catalogue draws the users in aggregate; here the released code's per-user sampler
-    (spec §9.1) is run user by user and the two totals are compared by a chi-square test.
+    (``MABPrivate.py``) is run user by user and the two totals are compared by a chi-square test.
     """
     from scipy import stats
 

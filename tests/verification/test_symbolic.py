@@ -1,8 +1,8 @@
 """Tests of :mod:`verification.symbolic`: the sympy proofs, and numerical sanity checks.
 
 Each proof is a test: it must hold with every step decided by sympy. The statements are those
-of ``papers/distributed-dp-mab.md`` ("the spec"): Fact 1 / Remark 7 (§2.2, §2.3), the Skellam
-MGF (§2.4), Fact 3 (§3.1), the decoding lemma (§4.2, §9.3), and Mironov 2017, Prop. 7. The
+of Chowdhury & Zhou 2023: Fact 1 / Remark 7, the Skellam MGF of Definition 5, Fact 3, the
+analyzer's decoding (Algorithm 1; proof of Theorem 1), and Mironov 2017, Prop. 7. The
 numerical checks evaluate the proved expressions at a few points against
 :mod:`accounting.noise` and :mod:`accounting.bounds`; they guard against proving the right
 identity about the wrong formula, and are not part of any proof. Tests of the step helpers
@@ -63,7 +63,7 @@ def test_proof_holds(name: str) -> None:
         assert step.reduced == 0 or step.reduced == sp.true
 
 
-def test_the_issue_asks_for_these_proofs() -> None:
+def test_the_accounting_relies_on_these_proofs() -> None:
     assert set(ALL_PROOFS) >= {
         "polya_shares_sum_to_discrete_laplace",
         "skellam_mgf_and_closure",
@@ -132,7 +132,8 @@ def test_a_failed_step_fails_the_proof() -> None:
 
 
 def test_polya_scale_bug_is_not_provable() -> None:
-    # Spec §9.1: the released sampler draws Polya(r, 1−β); n such shares are not geometric(β).
+    # The paper's released code draws Polya(r, 1−β) (Gamma scale (1−β)/β, where footnote 3 has
+    # β/(1−β)); n such shares are not geometric(β).
     proof = proved("polya_shares_sum_to_discrete_laplace")
     pgf, geometric = proof.expression("polya_pgf"), proof.expression("geometric_pgf")
     beta, r = symbol(pgf, "beta"), symbol(pgf, "r")
@@ -142,7 +143,7 @@ def test_polya_scale_bug_is_not_provable() -> None:
 
 
 def test_non_strict_threshold_is_not_provable() -> None:
-    # Spec §9.3: the threshold is strict; with `>=` the top of the range, n g + τ, decodes wrongly.
+    # Algorithm 1's threshold is strict; with `>=` the top of the range, n g + τ, decodes wrongly.
     proof = proved("modular_decoding_lemma")
     decoder, m = proof.expression("decoder"), proof.expression("modulus")
     y = symbol(decoder, "y")
@@ -176,7 +177,7 @@ def test_discrete_laplace_pgf_matches_pmf(beta: float, z: float) -> None:
 
 
 def test_polya_shares_convolve_to_geometric() -> None:
-    # Fact 1 numerically: four Polya(1/4, β) shares convolve to Geometric(β) (spec §2.3).
+    # Fact 1 numerically: four Polya(1/4, β) shares convolve to Geometric(β) (Chowdhury & Zhou 2023).
     beta, n, size = 0.4, 4, 200
     share = Polya(1 / n, beta).pmf(np.arange(size))
     total = np.array([1.0])

@@ -1,9 +1,10 @@
-"""End-to-end audit of the protocols (issue 5): the auditor on the server's view of one batch.
+"""End-to-end audit of the protocols: the auditor on the server's view of one batch.
 
-For Pólya, Skellam and discrete Gaussian shares (Theorems 1, 2 and 4 of the distributed MAB paper,
+For Pólya, Skellam and discrete Gaussian shares (Chowdhury & Zhou 2023, Theorems 1, 2 and 4,
 parameters from ``accounting.calibration.protocol_parameters``), the auditor finds no violation of
-the ε the Accountant reports for the release; with the released code's Pólya scale bug injected
-into the users' shares (spec §9.1) it finds one.
+the ε the Accountant reports for the release; with the Pólya scale bug of the paper's released code
+injected into the users' shares (``MABPrivate.py`` draws ``Gamma(r, (1-β)/β)`` where footnote 3 of
+Section 4 has ``Gamma(r, β/(1-β))``) it finds one.
 """
 
 from __future__ import annotations
@@ -19,7 +20,6 @@ from accounting.accountant import Accountant
 from accounting.papers.distributed_dp_mab import Variant, protocol_parameters
 from learners.protocols import Protocol
 from verification.audit import audit, protocol_pair
-from verification.errors import ParameterTypeError
 from verification.goodness_of_fit import buggy_polya_sample
 
 USERS = 16
@@ -72,8 +72,3 @@ def test_polya_scale_bug_is_found() -> None:
     result = audit(protocol_pair(protocol), 0.0, claimed, samples=SAMPLES, seed=11)
     assert result.verdict == "violation", result.summary()
     assert result.epsilon_lower > 2 * claimed
-
-
-def test_protocol_pair_validates() -> None:
-    with pytest.raises(ParameterTypeError, match="protocol"):
-        protocol_pair("not a protocol")  # type: ignore[arg-type]

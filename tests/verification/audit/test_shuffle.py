@@ -1,5 +1,5 @@
 """The auditor on the shuffled outputs of randomized response, at the ε the amplification bound
-accounts (issue 7 acceptance; FMT 2021 numerical bound)."""
+accounts (the numerical bound of Feldman, McMillan & Talwar 2021, "Hiding among the clones")."""
 
 from __future__ import annotations
 
