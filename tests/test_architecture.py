@@ -39,7 +39,6 @@ MAX_FUNCTION_LINES = 100
 #: Strongly connected components of the import graph still to break (each a sorted tuple).
 KNOWN_CYCLES: set[tuple[str, ...]] = {
     ("accounting.mechanisms", "accounting.pld", "accounting.subsampling"),
-    ("learners.config", "learners.families"),
 }
 #: (importer, imported module, name) of private imports still to remove.
 KNOWN_PRIVATE: set[tuple[str, str, str]] = {
@@ -48,10 +47,6 @@ KNOWN_PRIVATE: set[tuple[str, str, str]] = {
     ("accounting.pld", "accounting.divergence", "_tables"),
     ("accounting.subsampling", "accounting.divergence", "_holder_mass"),
     ("accounting.tree", "accounting.mechanisms", "_float_at_least"),
-    ("learners.families", "learners.config", "_integer"),
-    ("learners.families", "learners.config", "_real"),
-    ("learners.families", "learners.config", "_string"),
-    ("learners.families", "learners.config", "_list"),
     ("learners.runner", "learners.results", "_UnitData"),
     ("learners.runner", "learners.results", "_write_outputs"),
     ("learners.plotting", "learners.results", "_Curve"),
@@ -65,8 +60,6 @@ KNOWN_LONG_MODULES: set[str] = {
     "accounting.mechanisms",
     "accounting.pld",
     "accounting.subsampling",
-    "learners.config",
-    "learners.families",
     "learners.ldp",
     "learners.linear",
     "learners.mab",
@@ -75,7 +68,6 @@ KNOWN_LONG_MODULES: set[str] = {
 }
 #: (module, function) over the line limit still to split.
 KNOWN_LONG_FUNCTIONS: set[tuple[str, str]] = {
-    ("learners.config", "load_config"),
     ("learners.linear", "run"),
     ("learners.ldp", "_run_contextual"),
     ("learners.datasets", "query_instance"),

@@ -1,4 +1,4 @@
-"""The experiment runner: config validation, seeds, resume, parallel and Dask runs, outputs (spec §7)."""
+"""The experiment runner: config validation, seeds, resume, parallel and Dask runs, outputs."""
 
 from __future__ import annotations
 
@@ -109,7 +109,7 @@ def test_figure1_has_the_six_panels_of_the_paper() -> None:
         "Dist-RDP-SE(s=10)",
         "Dist-RDP-SE(s=100)",
     ]
-    # Spec §7.1: l(b) = 4^b for the distributed variants, dc = 2 for DP-SE.
+    # Chowdhury & Zhou (2023), Section 7: l(b) = 4^b for the distributed variants, dc = 2 for DP-SE.
     assert [dict(a.params)["growth"] for a in config.algorithms] == [2, 4, 4, 4]
 
 

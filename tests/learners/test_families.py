@@ -1,5 +1,5 @@
-"""Learner families in the one runner (issue 16 §3): MAB unchanged, federated LinUCB run, resumed,
-refused where its config is wrong, and its saved ledgers re-accounted (learners/families.py)."""
+"""Learner families in the one runner: MAB unchanged, federated LinUCB run, resumed,
+refused where its config is wrong, and its saved ledgers re-accounted (learners/families/)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The privacy a run spent, in its results folder (issue 15 §3): claimed and exact, saved ledgers, summary.md.
+"""The privacy a run spent, in its results folder: claimed and exact, saved ledgers, summary.md.
 
 The exact ε of a run is checked against computations that do not go through the run: the Skellam
 sum's privacy loss summed in floats with scipy (the hockey-stick divergence of two shifted
@@ -200,7 +200,7 @@ def test_the_saved_ledgers_are_the_mechanisms_of_the_calibration(
         eps = r["epsilon"]
         for name, n in zip(r["privacy"]["exact"]["ledgers"], r["batch_sizes"], strict=True):
             saved = Accountant.from_json((folder / name).read_text(encoding="utf-8"))
-            if r["algorithm"] == "dp-se":  # Laplace(1/ε) on a sum of sensitivity 1 (spec §4.7)
+            if r["algorithm"] == "dp-se":  # Laplace(1/ε) on a sum of sensitivity 1
                 expected = Accountant().compose(AdditiveNoise(Laplace(1 / Fraction(eps)), 1.0))
             else:
                 variant = {
