@@ -564,23 +564,8 @@ def query_instance(
         Bad shapes or values, fewer queries than ``agents`` (named ``agents``), or a used row whose
         selected features are all zero (it cannot be normalized).
     """
-    if sparse.issparse(features):
-        x: Any = sparse.csr_matrix(features, dtype=np.float64)
-        finite = bool(np.isfinite(x.data).all())
-    else:
-        x = _numeric("features", features).astype(np.float64)
-        finite = bool(np.isfinite(x).all())
-    if x.ndim != 2 or x.shape[0] < 1:
-        raise ParameterError("features", getattr(x, "shape", None), "a 2-d (N, F) feature matrix")
-    if not finite:
-        raise ParameterError("features", "non-finite entries", "finite features")
+    x, y, q = _ranking_rows(features, labels, qids)
     n, width = int(x.shape[0]), int(x.shape[1])
-    y = _numeric("labels", labels)
-    if y.shape != (n,) or not np.isfinite(y).all():
-        raise ParameterError("labels", y.shape, f"{n} finite labels, one per row")
-    q = _numeric("qids", qids)
-    if q.shape != (n,):
-        raise ParameterError("qids", q.shape, f"{n} query ids, one per row")
     _, cols = _columns(columns, width)
     m = _int_param("agents", agents, 1)
     if reward not in REWARDS:
@@ -601,14 +586,7 @@ def query_instance(
     full = sparse.hstack([intercept, sparse.csr_matrix(x)], format="csc")
     chosen = full[:, list(cols)]
 
-    from sklearn.linear_model import Lasso
-
-    lasso = Lasso(
-        alpha=1.0, fit_intercept=False, precompute=False, max_iter=10000, tol=1e-4,
-        selection="random", random_state=s,
-    )  # fmt: skip
-    lasso.fit(chosen, y.astype(np.float64))
-    theta = np.asarray(lasso.coef_, dtype=np.float64)
+    theta = _lasso_theta(chosen, y, s)
 
     raw = np.asarray(chosen[:used].toarray(), dtype=np.float64)
     rewards = raw @ theta if reward == "model" else y[:used].astype(np.float64)
@@ -622,6 +600,44 @@ def query_instance(
         raw, rewards, offsets[: m * per + 1], m, theta, (int(key_words[0]), int(key_words[1])),
         1.0, source,
     )  # fmt: skip
+
+
+def _ranking_rows(
+    features: Features, labels: ArrayLike, qids: ArrayLike
+) -> tuple[Any, NDArray[Any], NDArray[Any]]:
+    """The rows of :func:`query_instance` checked: the features (float64, CSR when sparse), one
+    finite label and one query id per row."""
+    if sparse.issparse(features):
+        x: Any = sparse.csr_matrix(features, dtype=np.float64)
+        finite = bool(np.isfinite(x.data).all())
+    else:
+        x = _numeric("features", features).astype(np.float64)
+        finite = bool(np.isfinite(x).all())
+    if x.ndim != 2 or x.shape[0] < 1:
+        raise ParameterError("features", getattr(x, "shape", None), "a 2-d (N, F) feature matrix")
+    if not finite:
+        raise ParameterError("features", "non-finite entries", "finite features")
+    n = int(x.shape[0])
+    y = _numeric("labels", labels)
+    if y.shape != (n,) or not np.isfinite(y).all():
+        raise ParameterError("labels", y.shape, f"{n} finite labels, one per row")
+    q = _numeric("qids", qids)
+    if q.shape != (n,):
+        raise ParameterError("qids", q.shape, f"{n} query ids, one per row")
+    return x, y, q
+
+
+def _lasso_theta(chosen: Any, labels: NDArray[Any], seed: int) -> FloatArray:
+    """θ* of :func:`query_instance` (its step 3): the authors' Lasso of the labels on the chosen
+    features, seeded."""
+    from sklearn.linear_model import Lasso
+
+    lasso = Lasso(
+        alpha=1.0, fit_intercept=False, precompute=False, max_iter=10000, tol=1e-4,
+        selection="random", random_state=seed,
+    )  # fmt: skip
+    lasso.fit(chosen, labels.astype(np.float64))
+    return np.asarray(lasso.coef_, dtype=np.float64)
 
 
 def mslr_linear_instance(
