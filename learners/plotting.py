@@ -8,10 +8,10 @@ in the PDF, no timestamps, so the same results give the same files).
 style and a marker, so that curves stay apart in greyscale and for colour-blind readers: the
 ``i``-th label takes line style ``i mod 4`` and the first colour in palette order whose pair with
 that style is free, giving 7 × 4 = 28 distinct (colour, line style) pairs before any repeats. The
-paper's colours (:data:`PAPER_COLORS`, spec §7.1: DP-SE black, Dist-DP-SE blue, Dist-RDP-SE(s=10)
-red, ...) are kept as hues, mapped onto the safe palette (red → vermillion, green → bluish green,
-cyan → sky blue: the paper's red and green are the pair deuteranopes cannot tell apart), so the
-figures read like the paper's.
+paper's colours (:data:`PAPER_COLORS`, the legends of Chowdhury & Zhou 2023, Figures 1-4: DP-SE
+black, Dist-DP-SE blue, Dist-RDP-SE(s=10) red, ...) are kept as hues, mapped onto the safe palette
+(red → vermillion, green → bluish green, cyan → sky blue: the paper's red and green are the pair
+deuteranopes cannot tell apart), so the figures read like the paper's.
 
 **Bands.** Around each mean curve, ``"ci95"`` (default) draws the 95% Student-t interval
 ``mean ± t_{0.975, R-1} sd / sqrt(R)`` and ``"se"`` ±1 standard error ``sd / sqrt(R)``, the
@@ -90,7 +90,8 @@ LINESTYLES = ("-", "--", "-.", ":")
 #: Markers (every tenth of the curve), a third cue for readers of a greyscale print.
 MARKERS = ("o", "s", "^", "D", "v")
 
-#: The colours of the paper's figures (spec §7.1), by label; drawn as :data:`PAPER_HUES` of them.
+#: The colours of the paper's figures (Chowdhury & Zhou 2023, Figures 1-4), by label; drawn as
+#: :data:`PAPER_HUES` of them.
 PAPER_COLORS = {
     "DP-SE": "black",
     "Dist-DP-SE": "blue",

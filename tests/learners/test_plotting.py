@@ -1,4 +1,4 @@
-"""Figures a paper can print (issue 15 §4): formats, palette, bands, legends, the stand-in note."""
+"""Figures a paper can print: formats, palette (Okabe & Ito 2008), bands, legends, the stand-in note."""
 
 from __future__ import annotations
 
