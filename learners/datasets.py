@@ -11,16 +11,16 @@ This module provides
 * :class:`ClusteredArms` — a :class:`~learners.environments.MABInstance` whose arm ``a`` pays the
   reward of a uniformly random row of cluster ``a``;
 * :func:`cluster_instance` — K-means on (standardized) features, one arm per cluster;
-* :func:`mslr_instance` — the §7.3 recipe on an MSLR-WEB10K file, reward ``label / 4``;
+* :func:`mslr_instance` — that recipe on an MSLR-WEB10K file, reward ``label / 4``;
 * :func:`default_real_instance` — an offline stand-in built the same way from scikit-learn's bundled
   diabetes data (MSLR-WEB10K cannot be downloaded in this environment);
 
-and, for the federated linear family (``federated-lcb.md`` §8.3, :mod:`learners.linear`),
+and, for the federated linear family (Zhou & Chowdhury 2024, §6 and App. H; :mod:`learners.linear`),
 
 * :func:`load_letor_queries` — the same files with their query ids;
 * :func:`query_instance` — a :class:`~learners.linear_instances.QueryInstance` from rows grouped
   by query: ``θ*`` fitted by Lasso as the authors' code does, queries split into one block per silo;
-* :func:`mslr_linear_instance` — the §8.3 recipe on an MSLR-WEB10K file (title or body features);
+* :func:`mslr_linear_instance` — that paper's recipe on an MSLR-WEB10K file (title or body features);
 * :func:`default_linear_instance` — its offline stand-in from scikit-learn's bundled digits data.
 
 **Common random numbers.** Within each cluster the rewards are stored sorted, and a pull with tape
@@ -83,7 +83,7 @@ def load_letor(path: str | os.PathLike[str]) -> tuple[Features, IntArray]:
 
     Each line is ``label qid:<id> 1:v 2:v ... F:v``; feature indices are 1-based, as in
     MSLR-WEB10K. Parsing is :func:`sklearn.datasets.load_svmlight_file` (``.gz`` and ``.bz2`` files
-    are decompressed transparently). Query ids are read and dropped (the spec does not use them).
+    are decompressed transparently). Query ids are read and dropped (the paper does not use them).
 
     Parameters
     ----------
@@ -329,12 +329,13 @@ def mslr_instance(path: str | os.PathLike[str], clusters: int = 50, seed: int = 
       the clusters); the query id is not used;
     * **K-means** — ``K = clusters`` (50 in the paper), ``random_state = seed``, ``n_init=3``,
       k-means++ init, and ``MiniBatchKMeans`` above :data:`MINIBATCH_ROWS` rows (see
-      :func:`cluster_instance`); across the paper's 20 runs the spec does not say whether the
+      :func:`cluster_instance`); across the paper's 20 runs it does not say whether the
       clustering is redrawn — pass a fixed ``seed`` to keep one instance and vary only the reward RNG;
-    * **reward** — the spec's recommendation: ``label / 4 ∈ {0, 0.25, 0.5, 0.75, 1}`` of a uniformly
-      drawn row of the cluster, so arm ``a``'s mean is the cluster's mean label over 4. The
-      alternative in the spec, ``clip(N(mean_a / 4, 0.1²), 0, 1)``, is the synthetic recipe of
-      :class:`~learners.environments.ClippedGaussianArms` with ``locations = instance.means``.
+    * **reward** — ``label / 4 ∈ {0, 0.25, 0.5, 0.75, 1}`` of a uniformly drawn row of the cluster
+      (the paper gives no scale; its y-axis range fits rewards in ``[0, 1]``), so arm ``a``'s mean
+      is the cluster's mean label over 4. The alternative, ``clip(N(mean_a / 4, 0.1²), 0, 1)``, is
+      the synthetic recipe of :class:`~learners.environments.ClippedGaussianArms` with
+      ``locations = instance.means``.
 
     MSLR-WEB10K (Qin & Liu 2013) is not bundled and cannot be downloaded in this environment; point
     ``path`` at a local copy (for the paper's 1,200,192 rows, concatenate one fold's ``train.txt``,
@@ -405,7 +406,7 @@ def default_real_instance(clusters: int = 50, seed: int = 0) -> ClusteredArms:
 
 
 # ---------------------------------------------------------------------------------------
-# The federated linear family's real-data instance (federated-lcb.md §8.3)
+# The federated linear family's real-data instance (Zhou & Chowdhury 2024, §6 and App. H)
 # ---------------------------------------------------------------------------------------
 
 
@@ -564,23 +565,8 @@ def query_instance(
         Bad shapes or values, fewer queries than ``agents`` (named ``agents``), or a used row whose
         selected features are all zero (it cannot be normalized).
     """
-    if sparse.issparse(features):
-        x: Any = sparse.csr_matrix(features, dtype=np.float64)
-        finite = bool(np.isfinite(x.data).all())
-    else:
-        x = _numeric("features", features).astype(np.float64)
-        finite = bool(np.isfinite(x).all())
-    if x.ndim != 2 or x.shape[0] < 1:
-        raise ParameterError("features", getattr(x, "shape", None), "a 2-d (N, F) feature matrix")
-    if not finite:
-        raise ParameterError("features", "non-finite entries", "finite features")
+    x, y, q = _ranking_rows(features, labels, qids)
     n, width = int(x.shape[0]), int(x.shape[1])
-    y = _numeric("labels", labels)
-    if y.shape != (n,) or not np.isfinite(y).all():
-        raise ParameterError("labels", y.shape, f"{n} finite labels, one per row")
-    q = _numeric("qids", qids)
-    if q.shape != (n,):
-        raise ParameterError("qids", q.shape, f"{n} query ids, one per row")
     _, cols = _columns(columns, width)
     m = _int_param("agents", agents, 1)
     if reward not in REWARDS:
@@ -601,14 +587,7 @@ def query_instance(
     full = sparse.hstack([intercept, sparse.csr_matrix(x)], format="csc")
     chosen = full[:, list(cols)]
 
-    from sklearn.linear_model import Lasso
-
-    lasso = Lasso(
-        alpha=1.0, fit_intercept=False, precompute=False, max_iter=10000, tol=1e-4,
-        selection="random", random_state=s,
-    )  # fmt: skip
-    lasso.fit(chosen, y.astype(np.float64))
-    theta = np.asarray(lasso.coef_, dtype=np.float64)
+    theta = _lasso_theta(chosen, y, s)
 
     raw = np.asarray(chosen[:used].toarray(), dtype=np.float64)
     rewards = raw @ theta if reward == "model" else y[:used].astype(np.float64)
@@ -622,6 +601,44 @@ def query_instance(
         raw, rewards, offsets[: m * per + 1], m, theta, (int(key_words[0]), int(key_words[1])),
         1.0, source,
     )  # fmt: skip
+
+
+def _ranking_rows(
+    features: Features, labels: ArrayLike, qids: ArrayLike
+) -> tuple[Any, NDArray[Any], NDArray[Any]]:
+    """The rows of :func:`query_instance` checked: the features (float64, CSR when sparse), one
+    finite label and one query id per row."""
+    if sparse.issparse(features):
+        x: Any = sparse.csr_matrix(features, dtype=np.float64)
+        finite = bool(np.isfinite(x.data).all())
+    else:
+        x = _numeric("features", features).astype(np.float64)
+        finite = bool(np.isfinite(x).all())
+    if x.ndim != 2 or x.shape[0] < 1:
+        raise ParameterError("features", getattr(x, "shape", None), "a 2-d (N, F) feature matrix")
+    if not finite:
+        raise ParameterError("features", "non-finite entries", "finite features")
+    n = int(x.shape[0])
+    y = _numeric("labels", labels)
+    if y.shape != (n,) or not np.isfinite(y).all():
+        raise ParameterError("labels", y.shape, f"{n} finite labels, one per row")
+    q = _numeric("qids", qids)
+    if q.shape != (n,):
+        raise ParameterError("qids", q.shape, f"{n} query ids, one per row")
+    return x, y, q
+
+
+def _lasso_theta(chosen: Any, labels: NDArray[Any], seed: int) -> FloatArray:
+    """θ* of :func:`query_instance` (its step 3): the authors' Lasso of the labels on the chosen
+    features, seeded."""
+    from sklearn.linear_model import Lasso
+
+    lasso = Lasso(
+        alpha=1.0, fit_intercept=False, precompute=False, max_iter=10000, tol=1e-4,
+        selection="random", random_state=seed,
+    )  # fmt: skip
+    lasso.fit(chosen, labels.astype(np.float64))
+    return np.asarray(lasso.coef_, dtype=np.float64)
 
 
 def mslr_linear_instance(

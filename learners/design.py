@@ -1,10 +1,11 @@
 """G-optimal (Kiefer–Wolfowitz) experimental designs, and their rounding to pull counts.
 
-Spec ``dp-dpe.md`` (Li, Zhou & Ji, DP-DPE), line 4 of Algorithm 1 (§2.2, §2.3, §8 P1-P4):
+Li, Zhou & Ji (2022), line 4 of Algorithm 1 (DP-DPE; DP-PE's Algorithm 3, App. C, is the same):
 find a distribution ``π`` over the active actions ``D_l`` with
 
 * ``g(π) = max_x ‖x‖²_{V(π)⁻¹} <= 2d``, ``V(π) = Σ_x π(x) x xᵀ``, and
-* ``|supp π| <= S = 4 d ln ln d + 16`` (the spec's [LSW20, Prop. 3.7]),
+* ``|supp π| <= S = 4 d ln ln d + 16`` (Lattimore, Szepesvári & Weisz 2020, Proposition 3.7; the
+  paper's [LSW20]),
 
 then (line 5) play each support point ``T_l(x) = ⌈h_l π(x)⌉`` times.
 
@@ -13,15 +14,15 @@ then (line 5) play each support point ``T_l(x) = ⌈h_l π(x)⌉`` times.
 (``g_x(π) = ‖x‖²_{V(π)⁻¹}``), so ``max_x g_x >= d`` always and ``g(π) <= (1 + c) d`` certifies
 ``log det V(π*) − log det V(π) <= c d`` (concavity: the gradient of ``log det`` is ``g_x``).
 
-**Solver** (:func:`g_optimal_design`, spec §8 P1). Frank–Wolfe (Fedorov–Wynn) ascent of ``log det
-V(π)``:
+**Solver** (:func:`g_optimal_design`; the paper names none). Frank–Wolfe (Fedorov 1972, Wynn 1970)
+ascent of ``log det V(π)``:
 
-* *Initialization* (Kumar & Yildirim 2005, as in P1): a random direction ``b``, add ``argmax_x ⟨b,
+* *Initialization* (Kumar & Yildirim 2005): a random direction ``b``, add ``argmax_x ⟨b,
   x⟩`` and ``argmin_x ⟨b, x⟩``, draw the next ``b`` in the orthogonal complement of the chosen
   points, until they span ``span(D)``; uniform weight on them (at most ``2d`` points; for points in
   general position each direction adds 2 to the rank, so about ``d`` points).
 * *Toward step*: ``j = argmax_x g_x``, ``π ← (1−γ)π + γ e_j`` with the exact line search of ``log
-  det``, ``γ = (g_j/d − 1)/(g_j − 1)`` (P1).
+  det``, ``γ = (g_j/d − 1)/(g_j − 1)`` (Fedorov's step).
 * *Away / drop step* (Wolfe's away step for this problem, Todd & Yildirim 2007, ``away_steps=True``):
   ``i = argmin_{x∈supp π} g_x``; if ``1 − g_i/d`` exceeds ``g_j/d − 1`` the step moves weight *off*
   ``i`` with the same line search, ``γ = (g_i − d)/(d (g_i − 1)) < 0``, clipped at
@@ -33,26 +34,27 @@ V(π)``:
   the weights and factorized (Cholesky) at every iteration, so the stopping test uses the design it
   reports, not a drifting Sherman–Morrison inverse; ``O(k d²)`` per iteration either way.
 
-**Span** (§2.3, P4, Remark 3.2). Actions need not span ``R^d``: the design works in the
+**Span** (Li, Zhou & Ji 2022, Remark 3.2). Actions need not span ``R^d``: the design works in the
 coordinates of ``span(D)`` (eigenvectors of the Gram matrix; the rank rule is in ``_span``), its
 target is ``(1 + c) d'`` with ``d' = rank`` (:attr:`Design.rank`), and ``d'`` replaces ``d`` in the
 line search too (with ``d`` the step would not be the exact line search). ``g_x`` is then ``xᵀ
 V(π)⁺ x``. Only an action set with no nonzero active action is refused
 (:class:`~accounting.errors.ParameterError`).
 
-**Support bound** (:func:`support_bound`, §2.1, P2): ``S(d) = ⌈4 d ln ln d + 16⌉`` with the
-natural log (104 at ``d = 20``), for the *ambient* ``d`` (the constant that enters ``σ_n``). A design
-whose support exceeds it is kept and a :class:`DesignWarning` says so (P1: then ``T_l <= h_l + S``
-no longer follows; use ``S_eff = max(S, s_l)``). Deviation from P2: at ``d = 1``, where ``ln ln 1``
-is undefined, ``S = 2`` (the initialization's two points), not P2's 1, which would warn on every
-one-dimensional design; P2's cap ``d(d+1)/2`` (Carathéodory's bound on the *exact* optimum's support)
-is not applied, since Frank–Wolfe's near-optimal designs need not meet it.
+**Support bound** (:func:`support_bound`; Algorithm 1 line 4): ``S(d) = ⌈4 d ln ln d + 16⌉``,
+reading the paper's ``log`` as the natural log (104 at ``d = 20``), for the *ambient* ``d`` (the
+constant that enters ``σ_n``). A design whose support exceeds it is kept and a
+:class:`DesignWarning` says so (then the paper's ``T_l <= h_l + S`` no longer follows; use ``S_eff =
+max(S, s_l)``). Where ``ln ln d`` fails: at ``d = 1``, where it is undefined, ``S = 2`` (the
+initialization's two points), not 1, which would warn on every one-dimensional design; the cap
+``d(d+1)/2`` (Carathéodory's bound on the *exact* optimum's support, Kiefer & Wolfowitz 1960) is
+not applied, since Frank–Wolfe's near-optimal designs need not meet it.
 
-**Rounding** (:func:`pull_counts`, line 5, §2.3, §9.2): ``T(x) = ⌈h π(x)⌉`` on the support, exactly
-as the spec; then ``h π(x) <= T(x) < h π(x) + 1``, so ``V_l = Σ T(x) x xᵀ ⪰ h V(π)`` and the total
+**Rounding** (:func:`pull_counts`, Algorithm 1 line 5): ``T(x) = ⌈h π(x)⌉`` on the support, exactly
+as the paper; then ``h π(x) <= T(x) < h π(x) + 1``, so ``V_l = Σ T(x) x xᵀ ⪰ h V(π)`` and the total
 satisfies ``h <= T_l <= h + s`` (``s = |supp π|``). The bound ``h <= · <= h + s`` is on the total
 ``T_l = Σ_x T(x)``, not on each ``T(x)``. Weight below ``10⁻¹²`` is removed by the design before it
-is returned (P3), so dust does not become extra pulls.
+is returned (:data:`DUST`), so dust does not become extra pulls.
 
 **Batches.** Every function takes one action set ``(k, d)`` or a batch ``(R, k, d)`` (with an
 optional ``(R, k)`` mask of active actions, as after elimination), and every result has a leading
@@ -60,12 +62,13 @@ repetition axis ``R`` (``R = 1`` for one action set). Frank–Wolfe iterations a
 repetitions and actions are array axes. A repetition stops moving once it has converged.
 
 **Measured** (``tests/benchmarks/test_design_bench.py``, 2-core reference machine shared with other
-jobs, load 2.2; actions uniform on the unit sphere of ``R^20``, spec §7.2). One design at ``k =
-1000, d = 20`` (one instance), and 20 instances as one batch (median [range] of iterations and
-supports), against spec §7.3's reference for plain Frank–Wolfe with Kumar–Yildirim initialization:
+jobs, load 2.2; actions uniform on the unit sphere of ``R^20``, as the DP-DPE configs draw the arms
+of Li, Zhou & Ji 2022, §7). One design at ``k = 1000, d = 20`` (one instance), and 20 instances as
+one batch (median [range] of iterations and supports), against an independent run of plain
+Frank–Wolfe with Kumar–Yildirim initialization (the last column, "reference"):
 
 ==========================  ============  ==========  =======  ===================  ==================
-target                      one design    iterations  support  20 instances: its /  spec §7.3
+target                      one design    iterations  support  20 instances: its /  reference
                             (median)                           support, batch time
 ==========================  ============  ==========  =======  ===================  ==================
 ``g <= 2d`` (``c = 1``)     2.7 ms        12          32       13 [10, 14] /        ~12 / 32-33
@@ -78,8 +81,8 @@ target                      one design    iterations  support  20 instances: its
                                                                a DesignWarning)
 ==========================  ============  ==========  =======  ===================  ==================
 
-The issue's target (``k = 1000, d = 20`` in <= 0.2 s) is met about 75 times over at ``2d`` and 15
-times over at ``1.1d``; the iteration counts and supports agree with §7.3. Away steps change
+The target of ``k = 1000, d = 20`` in <= 0.2 s is met about 75 times over at ``2d`` and 15 times
+over at ``1.1d``; the iteration counts and supports agree with the reference. Away steps change
 nothing at ``2d`` (see above), little at ``1.1d``, and at tighter targets save about 5-10 % of the
 iterations and of the support (10 instances: at ``1.01d`` median 255 vs 266 iterations, 227 vs 239
 support points; at ``1.001d`` 643 vs 730 and 349 vs 371); they are on by default. Per iteration
@@ -115,7 +118,7 @@ FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
 BoolArray = NDArray[np.bool_]
 
-#: Weights below this are set to 0 before a design is returned (spec §8 P3): Frank–Wolfe leaves
+#: Weights below this are set to 0 before a design is returned: Frank–Wolfe leaves
 #: no exact zeros, and ``⌈h π(x)⌉ >= 1`` would turn every speck into a pulled support point.
 DUST = 1e-12
 
@@ -125,8 +128,8 @@ MAX_H = 2.0**40
 
 
 class DesignWarning(UserWarning):
-    """A design is returned, but misses a promise of spec §2.1 (support above ``S``, or ``g`` above
-    its target after ``max_iterations``)."""
+    """A design is returned, but misses a promise of Algorithm 1 line 4 of Li, Zhou & Ji (2022)
+    (support above ``S``, or ``g`` above its target after ``max_iterations``)."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -171,10 +174,11 @@ class Design:
 
 
 def support_bound(d: int) -> int:
-    """``S = ⌈4 d ln ln d + 16⌉``, the support bound of spec §2.1 (LSW20 Prop. 3.7), natural log (P2).
+    """``S = ⌈4 d ln ln d + 16⌉``, the support bound of Li, Zhou & Ji (2022), Algorithm 1 line 4
+    (Lattimore, Szepesvári & Weisz 2020, Proposition 3.7), natural log.
 
     ``S(20) = 104``. At ``d = 1``, where ``ln ln 1`` is undefined, ``S = 2`` (see the module
-    docstring for this deviation from P2).
+    docstring for this choice).
     """
     d = v.integer("d", d, minimum=1)
     if d == 1:
@@ -257,7 +261,8 @@ def _span(X: FloatArray, active: BoolArray) -> tuple[FloatArray, IntArray]:
     the Gram matrix ``Σ x xᵀ`` (``d × d``: 50-100 times faster than an SVD of the ``k × d``
     actions at ``k = 1000``); a direction counts when its eigenvalue exceeds ``λ_max · max(k, d) ·
     eps``, i.e. singular values down to about ``√(max(k, d) eps) ≈ 5e-7`` of the largest (at
-    ``k = 1000``) span a dimension, and thinner ones are treated as rounding (spec §8 P4).
+    ``k = 1000``) span a dimension, and thinner ones are treated as rounding (working in the span:
+    Li, Zhou & Ji 2022, Remark 3.2).
     """
     Xa = np.where(active[..., None], X, 0.0)
     # g and the designs are invariant under scaling all actions by one constant; scaling the
@@ -303,7 +308,7 @@ def _gains(Y: FloatArray, weights: FloatArray, null: FloatArray) -> FloatArray:
 
 
 def _kumar_yildirim(Y: FloatArray, active: BoolArray, rank: IntArray, directions: FloatArray) -> FloatArray:
-    """Spec §8 P1's initialization: uniform weights on ``argmax/argmin ⟨b_i, x⟩`` pairs, ``b_i``
+    """Kumar & Yildirim's (2005) initialization: uniform weights on ``argmax/argmin ⟨b_i, x⟩`` pairs, ``b_i``
     random in the orthogonal complement of the points chosen so far, until they span the actions."""
     R, k, m = Y.shape
     rows = np.arange(R)
@@ -343,7 +348,7 @@ def _kumar_yildirim(Y: FloatArray, active: BoolArray, rank: IntArray, directions
 
 
 def _step(g: FloatArray, r: FloatArray) -> FloatArray:
-    """The exact line search of ``log det`` along ``π ← (1−γ)π + γ e_x`` (spec §8 P1).
+    """The exact line search of ``log det`` along ``π ← (1−γ)π + γ e_x`` (Fedorov 1972).
 
     With ``g = g_x(π)`` and ``d' = r``, ``log det V`` changes by ``φ(γ) = (r − 1) log(1 − γ) +
     log(1 + γ (g − 1))``, concave, stationary at ``γ = (g/r − 1)/(g − 1)`` (``> 0`` toward a point
@@ -366,9 +371,9 @@ def g_optimal_design(
 ) -> Design:
     """A design ``π`` with ``g(π) <= (1 + c) d'`` for each action set, by Frank–Wolfe on ``log det``.
 
-    Spec ``dp-dpe.md`` Algorithm 1 line 4 (§2.3) with the solver of §8 P1 (Kumar–Yildirim
-    initialization, Fedorov–Wynn exact line search), Wolfe away and drop steps (Todd & Yildirim
-    2007) when ``away_steps``; see the module docstring.
+    Li, Zhou & Ji (2022), Algorithm 1 line 4, by Frank–Wolfe with Kumar & Yildirim's (2005)
+    initialization, the Fedorov–Wynn exact line search, and Wolfe away and drop steps (Todd &
+    Yildirim 2007) when ``away_steps``; see the module docstring.
 
     Parameters
     ----------
@@ -414,9 +419,42 @@ def g_optimal_design(
     null = _null(rank, m)
     r = rank.astype(np.float64)
     target = (1.0 + c) * r
-    rows = np.arange(R)
 
     w = _kumar_yildirim(Y, active, rank, directions)
+    w, iterations = _frank_wolfe(Y, w, null, active, r, target, away_steps, max_iterations)
+    w = np.where(w < DUST, 0.0, w)
+    w /= w.sum(axis=1, keepdims=True)
+    g_max = np.where(active, _gains(Y, w, null), -np.inf).max(axis=1)
+    design = Design(
+        weights=w,
+        support=w > 0,
+        g=g_max,
+        rank=rank,
+        iterations=iterations,
+        converged=g_max <= target,
+        c=c,
+    )
+    for a in (design.weights, design.support, design.g, design.rank, design.iterations, design.converged):
+        a.setflags(write=False)
+    _warn(design, d, max_iterations)
+    return design
+
+
+def _frank_wolfe(
+    Y: FloatArray,
+    w: FloatArray,
+    null: FloatArray,
+    active: BoolArray,
+    r: FloatArray,
+    target: FloatArray,
+    away_steps: bool,
+    max_iterations: int,
+) -> tuple[FloatArray, IntArray]:
+    """Frank–Wolfe from the weights ``w`` until ``g(π) <= target`` or ``max_iterations`` steps: the
+    toward steps, and with ``away_steps`` the away and drop steps of the module docstring. Returns
+    the weights and each repetition's number of steps (a repetition stops once it has converged)."""
+    R = Y.shape[0]
+    rows = np.arange(R)
     iterations = np.zeros(R, dtype=np.int64)
     for _ in range(max_iterations + 1):
         g = _gains(Y, w, null)
@@ -447,23 +485,7 @@ def g_optimal_design(
         w = np.maximum(w, 0.0)
         w /= w.sum(axis=1, keepdims=True)
         iterations += moving
-
-    w = np.where(w < DUST, 0.0, w)
-    w /= w.sum(axis=1, keepdims=True)
-    g_max = np.where(active, _gains(Y, w, null), -np.inf).max(axis=1)
-    design = Design(
-        weights=w,
-        support=w > 0,
-        g=g_max,
-        rank=rank,
-        iterations=iterations,
-        converged=g_max <= target,
-        c=c,
-    )
-    for a in (design.weights, design.support, design.g, design.rank, design.iterations, design.converged):
-        a.setflags(write=False)
-    _warn(design, d, max_iterations)
-    return design
+    return w, iterations
 
 
 def _warn(design: Design, d: int, max_iterations: int) -> None:
@@ -474,7 +496,7 @@ def _warn(design: Design, d: int, max_iterations: int) -> None:
         warnings.warn(
             f"G-optimal design: {over.size} of {design.weights.shape[0]} repetitions have a support "
             f"above S = 4 d ln ln d + 16 = {bound} (d = {d}; repetition {r}: "
-            f"{int(design.support_size[r])} actions). Spec §8 P1: use S_eff = max(S, s_l) in σ_n, "
+            f"{int(design.support_size[r])} actions): use S_eff = max(S, s_l) in σ_n, "
             "since T_l <= h_l + S no longer holds.",
             DesignWarning,
             stacklevel=3,
@@ -526,7 +548,7 @@ def gains(actions: ArrayLike, weights: ArrayLike) -> FloatArray:
     ``V(π) = Σ_x π(x) x xᵀ``; the pseudo-inverse acts on the span of the actions, and the
     support of ``π`` must span it (otherwise some ``g_x`` is infinite and this raises). Kiefer–Wolfowitz:
     ``Σ_x π(x) g_x(π) = d'`` for every such ``π``, and ``max_x g_x(π) >= d'`` with equality exactly
-    at the G-optimal designs (spec §2.3).
+    at the G-optimal designs (Kiefer & Wolfowitz 1960).
     """
     X = _actions(actions)
     R, k, _ = X.shape
@@ -546,11 +568,12 @@ def gains(actions: ArrayLike, weights: ArrayLike) -> FloatArray:
 
 
 def pull_counts(weights: ArrayLike, h: float) -> IntArray:
-    """Pull counts ``T(x) = ⌈h π(x)⌉`` (spec Algorithm 1 line 5, §2.3; DP-PE's line 6 is the same).
+    """Pull counts ``T(x) = ⌈h π(x)⌉`` (Li, Zhou & Ji 2022, Algorithm 1 line 5; DP-PE's Algorithm 3
+    line 6 is the same).
 
-    Exactly the spec's ceiling: every support point is pulled at least once, ``h π(x) <= T(x) < h
+    Exactly the paper's ceiling: every support point is pulled at least once, ``h π(x) <= T(x) < h
     π(x) + 1``, hence ``Σ_x T(x) x xᵀ ⪰ h V(π)`` and ``h <= T_l = Σ_x T(x) <= h + s`` with ``s =
-    |supp π|`` (§2.2, §9.2). ``π`` is renormalized to sum to 1 first.
+    |supp π|`` (the facts the paper's analysis uses). ``π`` is renormalized to sum to 1 first.
 
     Parameters
     ----------

@@ -8,10 +8,10 @@ in the PDF, no timestamps, so the same results give the same files).
 style and a marker, so that curves stay apart in greyscale and for colour-blind readers: the
 ``i``-th label takes line style ``i mod 4`` and the first colour in palette order whose pair with
 that style is free, giving 7 × 4 = 28 distinct (colour, line style) pairs before any repeats. The
-paper's colours (:data:`PAPER_COLORS`, spec §7.1: DP-SE black, Dist-DP-SE blue, Dist-RDP-SE(s=10)
-red, ...) are kept as hues, mapped onto the safe palette (red → vermillion, green → bluish green,
-cyan → sky blue: the paper's red and green are the pair deuteranopes cannot tell apart), so the
-figures read like the paper's.
+paper's colours (:data:`PAPER_COLORS`, the legends of Chowdhury & Zhou 2023, Figures 1-4: DP-SE
+black, Dist-DP-SE blue, Dist-RDP-SE(s=10) red, ...) are kept as hues, mapped onto the safe palette
+(red → vermillion, green → bluish green, cyan → sky blue: the paper's red and green are the pair
+deuteranopes cannot tell apart), so the figures read like the paper's.
 
 **Bands.** Around each mean curve, ``"ci95"`` (default) draws the 95% Student-t interval
 ``mean ± t_{0.975, R-1} sd / sqrt(R)`` and ``"se"`` ±1 standard error ``sd / sqrt(R)``, the
@@ -62,11 +62,11 @@ from learners.results import (
     CONFIG_FILE,
     CSV_FILE,
     SUMMARY_FILE,
-    _Curve,
-    _read_curves,
-    _read_summary,
-    _strict_json,
-    _t_quantile,
+    Curve,
+    read_curves,
+    read_summary,
+    strict_json,
+    t_quantile,
 )
 
 FloatArray = NDArray[np.float64]
@@ -90,7 +90,8 @@ LINESTYLES = ("-", "--", "-.", ":")
 #: Markers (every tenth of the curve), a third cue for readers of a greyscale print.
 MARKERS = ("o", "s", "^", "D", "v")
 
-#: The colours of the paper's figures (spec §7.1), by label; drawn as :data:`PAPER_HUES` of them.
+#: The colours of the paper's figures (Chowdhury & Zhou 2023, Figures 1-4), by label; drawn as
+#: :data:`PAPER_HUES` of them.
 PAPER_COLORS = {
     "DP-SE": "black",
     "Dist-DP-SE": "blue",
@@ -168,7 +169,7 @@ def band_half_width(values: FloatArray, bands: str) -> FloatArray | None:
     if r < 2:
         return None
     se: FloatArray = values.std(axis=0, ddof=1) / math.sqrt(r)
-    return se if bands == "se" else _t_quantile(r) * se
+    return se if bands == "se" else t_quantile(r) * se
 
 
 def _number(value: object) -> float | None:
@@ -217,9 +218,9 @@ def _read_privacy(path: Path) -> dict[tuple[str, str, float], str]:
     """``(panel, label, ε) -> privacy_text`` of the private results of a ``summary.json``.
 
     Tolerant: an entry without the keys (a folder of an older version) is left out, and its legend
-    shows the label alone. (A malformed file is refused by ``_read_summary``, read first.)
+    shows the label alone. (A malformed file is refused by ``read_summary``, read first.)
     """
-    data = _strict_json(path.read_text(encoding="utf-8"))
+    data = strict_json(path.read_text(encoding="utf-8"))
     results = data.get("results") if isinstance(data, Mapping) else None
     out: dict[tuple[str, str, float], str] = {}
     for entry in results if isinstance(results, list) else []:
@@ -234,7 +235,7 @@ def _read_privacy(path: Path) -> dict[tuple[str, str, float], str]:
 
 def _read_regret_label(path: Path) -> tuple[str, str]:
     """The ``regret_label`` of a ``summary.json`` (name, symbol); :data:`DEFAULT_REGRET` without one."""
-    data = _strict_json(path.read_text(encoding="utf-8"))
+    data = strict_json(path.read_text(encoding="utf-8"))
     label = data.get("regret_label") if isinstance(data, Mapping) else None
     if isinstance(label, list) and len(label) == 2 and all(isinstance(x, str) for x in label):
         return label[0], label[1]
@@ -243,7 +244,7 @@ def _read_regret_label(path: Path) -> tuple[str, str]:
 
 def _draw(
     cells: Sequence[tuple[str, float | None]],
-    curves: Sequence[_Curve],
+    curves: Sequence[Curve],
     captions: Mapping[str, str],
     privacy: Mapping[tuple[str, str, float], str],
     title: str,
@@ -265,7 +266,7 @@ def _draw(
     }[y_axis]
 
     # The curves of each cell and their legend entries (with the guarantee where summary.json has it).
-    entries: list[list[tuple[_Curve, str]]] = []
+    entries: list[list[tuple[Curve, str]]] = []
     for panel, eps in cells:
         entries.append([])
         for curve in curves:
@@ -430,7 +431,7 @@ def _configured(out: Path) -> tuple[str, dict[str, str], dict[str, tuple[str, ..
 
 def _draw_final(
     panel: str,
-    curves: Sequence[_Curve],
+    curves: Sequence[Curve],
     caption: str,
     title: str,
     path: Path,
@@ -503,7 +504,7 @@ class HorizonLine:
     slope: float | None
 
 
-def horizon_lines(curves: Sequence[_Curve], panels: Sequence[str]) -> list[HorizonLine]:
+def horizon_lines(curves: Sequence[Curve], panels: Sequence[str]) -> list[HorizonLine]:
     """The lines of the ``regret-horizon`` figure from the curves of ``panels`` (module docstring
     of :func:`plot_results`), sorted by T within each line."""
     keys = list(dict.fromkeys((c.label, c.epsilon) for c in curves if c.panel in panels))
@@ -525,7 +526,7 @@ def horizon_lines(curves: Sequence[_Curve], panels: Sequence[str]) -> list[Horiz
 
 def _draw_horizon(
     panels: Sequence[str],
-    curves: Sequence[_Curve],
+    curves: Sequence[Curve],
     title: str,
     path: Path,
     bands: str,
@@ -586,7 +587,7 @@ def _plot(out: Path, bands: str | None) -> list[Path]:
     csv_path = out / CSV_FILE
     if not csv_path.is_file():
         raise ParameterError("results_dir", str(out), f"a results folder of dp-regret run (with {CSV_FILE})")
-    curves = _read_curves(csv_path)
+    curves = read_curves(csv_path)
     if not curves:
         raise ParameterError("results_dir", str(out), f"a {CSV_FILE} with at least one row")
     configured, axes, y_axes = _configured(out)
@@ -598,7 +599,7 @@ def _plot(out: Path, bands: str | None) -> list[Path]:
     title = out.name
     summary = out / SUMMARY_FILE
     if summary.exists():
-        named, captions = _read_summary(summary)
+        named, captions = read_summary(summary)
         privacy = _read_privacy(summary)
         regret = _read_regret_label(summary)
         title = named or title

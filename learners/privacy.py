@@ -44,7 +44,7 @@ from typing import Any
 
 from accounting.accountant import ROUTES, Accountant, route_name
 from accounting.answers import Question, answer
-from accounting.certified import float_down
+from accounting.certified import Enclosure, float_down
 from accounting.errors import ParameterError as AccountingParameterError
 from accounting.errors import UnsupportedError
 from learners.errors import ParameterError, ParameterTypeError
@@ -222,16 +222,9 @@ def exact(
                 route = fallback
         else:
             route = mode
-        try:
-            got = answer(Question.of(ledger, delta, route))
-        except UnsupportedError:
-            got = None
-            if fallback is not None and route != fallback:
-                refused.append(key)
-                try:
-                    got, route = answer(Question.of(ledger, delta, fallback)), fallback
-                except UnsupportedError:
-                    got = None
+        got, route, fell_back = _answer(ledger, delta, route, fallback)
+        if fell_back:
+            refused.append(key)
         if got is None:
             per.append((key, math.inf, "none"))
             ends.append((math.inf, math.inf))
@@ -240,6 +233,46 @@ def exact(
         name = route if route.startswith("published") else got.route
         per.append((key, got.upper, name))
         ends.append((float_down(got.lo), got.upper))
+    routes = dict.fromkeys(r for _, _, r in per)
+    worst = max(range(len(per)), key=lambda i: per[i][1], default=None)
+    return Exact(
+        epsilon=per[worst][1] if worst is not None else 0.0,
+        delta=0.0 if pure else delta,
+        route="+".join(routes) if routes else ("pure" if pure else "none"),
+        # the max of the ledgers' ε lies between the max of their lower ends and of their upper ends
+        enclosure=(max(lo for lo, _ in ends), max(hi for _, hi in ends)) if ends else (0.0, 0.0),
+        batches=tuple(per),
+        message=_message(mode, what, fallback, limit, refused, costly, per),
+    )
+
+
+def _answer(
+    ledger: Accountant, delta: float, route: str, fallback: str | None
+) -> tuple[Enclosure | None, str, bool]:
+    """The answer of ``ledger`` by ``route``, else by ``fallback`` where the route refuses it: the
+    enclosure (``None`` if nothing answered), the route that answered, and whether ``fallback``
+    was asked."""
+    try:
+        return answer(Question.of(ledger, delta, route)), route, False
+    except UnsupportedError:
+        if fallback is None or route == fallback:
+            return None, route, False
+    try:
+        return answer(Question.of(ledger, delta, fallback)), fallback, True
+    except UnsupportedError:
+        return None, route, True
+
+
+def _message(
+    mode: str,
+    what: str,
+    fallback: str | None,
+    limit: float | None,
+    refused: Sequence[int],
+    costly: Sequence[int],
+    per: Sequence[tuple[int, float, str]],
+) -> str:
+    """:attr:`Exact.message`: which ledgers the mode's route did not answer, and why."""
     notes: list[str] = []
     keys = ", ".join
     if refused:
@@ -261,17 +294,7 @@ def exact(
     unanswered = [k for k, e, _ in per if math.isinf(e)]
     if unanswered:
         notes.append(f"no certified guarantee for the ledgers of {what} = {keys(map(str, unanswered))}")
-    routes = dict.fromkeys(r for _, _, r in per)
-    worst = max(range(len(per)), key=lambda i: per[i][1], default=None)
-    return Exact(
-        epsilon=per[worst][1] if worst is not None else 0.0,
-        delta=0.0 if pure else delta,
-        route="+".join(routes) if routes else ("pure" if pure else "none"),
-        # the max of the ledgers' ε lies between the max of their lower ends and of their upper ends
-        enclosure=(max(lo for lo, _ in ends), max(hi for _, hi in ends)) if ends else (0.0, 0.0),
-        batches=tuple(per),
-        message="; ".join(notes),
-    )
+    return "; ".join(notes)
 
 
 def report(

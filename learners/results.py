@@ -37,7 +37,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from decimal import ROUND_CEILING, Decimal
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, TextIO
 
 import numpy as np
 from numpy.typing import NDArray
@@ -47,9 +47,6 @@ from accounting.storage import atomic_path, json_text, strict_json_loads, write_
 from learners.config import Config, Unit
 from learners.errors import LearnerError, ParameterError
 from learners.families import DEFAULT_FAMILY, FAMILIES
-
-if TYPE_CHECKING:
-    pass
 
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
@@ -82,7 +79,7 @@ _RESERVED = (*_REGRET_ARRAYS, "meta", "checksum")
 
 
 @dataclass(frozen=True, eq=False)
-class _UnitData:
+class UnitData:
     """One finished unit: its regret curves, its family's per-repetition arrays and its JSON meta.
 
     Saved as ``.npz``: ``rounds``, ``pseudo``, ``realized``, then each array of ``extra`` under its
@@ -129,7 +126,7 @@ class _UnitData:
             np.savez(f, **entries)
 
     @classmethod
-    def load(cls, path: Path) -> _UnitData:
+    def load(cls, path: Path) -> UnitData:
         """Read a unit; one whose content does not match its hash is :class:`TamperedError`.
 
         The family's arrays are the archive's other entries, in the order they were saved (the
@@ -142,7 +139,7 @@ class _UnitData:
                 np.asarray(z["pseudo"], dtype=np.float64),
                 np.asarray(z["realized"], dtype=np.float64),
                 extra,
-                _strict_json(str(z["meta"])),
+                strict_json(str(z["meta"])),
                 str(z["checksum"]) if "checksum" in z.files else None,
             )
         if data.checksum is not None and data.checksum != data.digest():
@@ -174,8 +171,13 @@ def _twice(key: str, value: Any) -> Exception:
     return ValueError(f"the key {key!r} appears twice in one object")
 
 
-def _strict_json(text: str) -> Any:
-    """``json.loads`` that refuses a key given twice in one object (the later would win silently)."""
+def strict_json(text: str) -> Any:
+    """``json.loads`` that refuses a key given twice in one object (the later would win silently).
+
+    :func:`accounting.storage.strict_json_loads` with the results folder's own refusal, a plain
+    :class:`ValueError` (``the key 'k' appears twice in one object``) that the readers of a results
+    folder (:func:`summary_table`, :func:`read_summary`, :mod:`learners.plotting`) quote.
+    """
     return strict_json_loads(text, duplicate=_twice)
 
 
@@ -184,7 +186,9 @@ def _strict_json(text: str) -> Any:
 # ---------------------------------------------------------------------------------------
 
 
-def _t_quantile(repetitions: int) -> float:
+def t_quantile(repetitions: int) -> float:
+    """``t_{0.975, R-1}``, the two-sided 95% quantile of Student's t with ``repetitions - 1`` degrees
+    of freedom: the half-width of a 95% interval of a mean of ``R`` values is ``t sd / sqrt(R)``."""
     from scipy import stats
 
     return float(stats.t.ppf(0.975, repetitions - 1))
@@ -197,7 +201,7 @@ def _statistics(values: FloatArray) -> dict[str, Any]:
     if r < 2:
         return {"mean": mean, "sd": None, "half_width": None, "ci95": None}
     sd = float(values.std(ddof=1))
-    half = _t_quantile(r) * sd / math.sqrt(r)
+    half = t_quantile(r) * sd / math.sqrt(r)
     return {"mean": mean, "sd": sd, "half_width": half, "ci95": [mean - half, mean + half]}
 
 
@@ -238,7 +242,7 @@ def ledger_files(stem: str, ledgers: Mapping[int, Accountant]) -> list[str]:
 Group = tuple[int, int, int]
 
 
-def group_report(config: Config, group: Group, datas: Sequence[_UnitData]) -> dict[str, Any]:
+def group_report(config: Config, group: Group, datas: Sequence[UnitData]) -> dict[str, Any]:
     """The family's entries of the ``summary.json`` result of one (panel, algorithm, ε) ``group``,
     from its units' ``datas`` (in chunk order): the privacy report (claimed, exact, ...), the
     communication, the learner (:meth:`learners.families.Family.result`).
@@ -246,12 +250,23 @@ def group_report(config: Config, group: Group, datas: Sequence[_UnitData]) -> di
     A pure function of the units: it runs in a worker of the run's pool as soon as the group's
     last unit is done (:func:`learners.runner.run_experiment`), or here when the outputs are written.
     """
+    ledgers, releases = _merge_ledgers([d.meta for d in datas])
+    return _report(config, group, datas, ledgers, releases)
+
+
+def _report(
+    config: Config,
+    group: Group,
+    datas: Sequence[UnitData],
+    ledgers: Mapping[int, Accountant],
+    releases: Mapping[int, int],
+) -> dict[str, Any]:
+    """:func:`group_report` from the group's ledgers already merged (:func:`_merge_ledgers`)."""
     p, a, e = group
     panel, algorithm = config.panels[p], config.algorithms[a]
     family = FAMILIES[algorithm.family]
     eps = panel.epsilons[e] if algorithm.private else None
     metas = [d.meta for d in datas]
-    ledgers, releases = _merge_ledgers(metas)
     arrays = {n: np.concatenate([d.extra[n] for d in datas]) for n in family.unit_arrays}
     return family.result(
         algorithm.learner(eps),
@@ -263,8 +278,14 @@ def group_report(config: Config, group: Group, datas: Sequence[_UnitData]) -> di
         delta=config.delta,
         route=config.privacy_route,
         exact=config.exact_privacy,
-        files=ledger_files(f"{p}__{a}__{e}", ledgers),
+        files=ledger_files(_stem(group), ledgers),
     )
+
+
+def _stem(group: Group) -> str:
+    """``<panel>__<algorithm>__<ε>`` (indices, as the units'): the stem of the group's ledger files."""
+    p, a, e = group
+    return f"{p}__{a}__{e}"
 
 
 def groups_of(units: Sequence[Unit]) -> dict[Group, list[Unit]]:
@@ -275,14 +296,14 @@ def groups_of(units: Sequence[Unit]) -> dict[Group, list[Unit]]:
     return out
 
 
-def _write_outputs(
+def write_outputs(
     config: Config, out: Path, units: Sequence[Unit], reports: Mapping[Group, dict[str, Any]] | None = None
 ) -> None:
     """Write ``regret.csv``, the ledgers, ``summary.json`` and ``summary.md`` from the saved units;
     ``reports`` holds the :func:`group_report` of groups already answered (the others are here)."""
     reports = reports or {}
     groups = {
-        key: [(u, _UnitData.load(out / UNITS_DIR / f"{u.stem}.npz")) for u in members]
+        key: [(u, UnitData.load(out / UNITS_DIR / f"{u.stem}.npz")) for u in members]
         for key, members in groups_of(units).items()
     }
 
@@ -290,58 +311,84 @@ def _write_outputs(
     saved: set[str] = set()
     with atomic_path(out / CSV_FILE) as tmp, tmp.open("w", encoding="utf-8", newline="") as f:
         f.write(",".join(CSV_COLUMNS) + "\n")
-        for (p, a, e), parts in groups.items():
-            panel, algorithm = config.panels[p], config.algorithms[a]
-            family = FAMILIES[algorithm.family]
-            eps = panel.epsilons[e] if algorithm.private else None
-            eps_text = repr(eps) if eps is not None else ""
-            rounds = parts[0][1].rounds
-            for u, data in parts:
-                if not np.array_equal(data.rounds, rounds):
-                    raise LearnerError(f"unit {u.stem}: checkpoints differ from the other chunks'")
-                round_list = rounds.tolist()
-                for i in range(u.count):
-                    rep = u.first + i
-                    for t, ps, rz in zip(
-                        round_list, data.pseudo[i].tolist(), data.realized[i].tolist(), strict=True
-                    ):
-                        f.write(
-                            f"{panel.name},{algorithm.name},{_csv_text(algorithm.label)},{eps_text},"
-                            f"{rep},{t},{ps!r},{rz!r}\n"
-                        )
-            pseudo = np.concatenate([d.pseudo for _, d in parts])
-            realized = np.concatenate([d.realized for _, d in parts])
-            final_round = int(rounds[-1])
-            ledgers, _ = _merge_ledgers([d.meta for _, d in parts])
-            files = _save_ledgers(out, f"{p}__{a}__{e}", ledgers)
+        for group, parts in groups.items():
+            _write_rows(f, config, group, parts)
+            datas = [d for _, d in parts]
+            # One merge of the group's ledgers: saved here, and answered here when the pool did not.
+            ledgers, releases = _merge_ledgers([d.meta for d in datas])
+            files = _save_ledgers(out, _stem(group), ledgers)
             saved.update(files)
-            report = reports.get((p, a, e))
+            report = reports.get(group)
             if report is None:
-                report = group_report(config, (p, a, e), [d for _, d in parts])
-            results.append(
-                {
-                    "panel": panel.name,
-                    "algorithm": algorithm.name,
-                    **({"family": family.name} if len(config.families) > 1 else {}),
-                    "label": algorithm.label,
-                    "epsilon": eps,
-                    "horizon": panel.horizon,
-                    "repetitions": int(pseudo.shape[0]),
-                    "round": final_round,
-                    "pseudo_regret": {
-                        "time_average": _statistics(pseudo[:, -1] / final_round),
-                        "cumulative": _statistics(pseudo[:, -1]),
-                    },
-                    "realized_regret": {
-                        "time_average": _statistics(realized[:, -1] / final_round),
-                        "cumulative": _statistics(realized[:, -1]),
-                    },
-                    # the family's: the privacy (claimed, exact, ...), communication, learner
-                    **report,
-                }
-            )
+                report = _report(config, group, datas, ledgers, releases)
+            results.append(_result(config, group, datas, report))
 
-    summary = {
+    summary = _summary(config, results)
+    # Infinities and NaN as strings (a statistic of a degenerate run may be NaN): the summary's rule,
+    # where the command lines refuse NaN.
+    write_atomic(out / SUMMARY_FILE, json_text(summary, nan="string") + "\n")
+    write_atomic(out / SUMMARY_TABLE_FILE, _markdown(summary))
+    for stale in (out / LEDGERS_DIR).glob("*__n*.json"):  # a ledger no result of this run names
+        if f"{LEDGERS_DIR}/{stale.name}" not in saved:
+            stale.unlink()
+
+
+def _write_rows(f: TextIO, config: Config, group: Group, parts: Sequence[tuple[Unit, UnitData]]) -> None:
+    """The ``regret.csv`` rows of one (panel, algorithm, ε): each repetition's curve, in chunk order."""
+    p, a, e = group
+    panel, algorithm = config.panels[p], config.algorithms[a]
+    eps = panel.epsilons[e] if algorithm.private else None
+    eps_text = repr(eps) if eps is not None else ""
+    rounds = parts[0][1].rounds
+    for u, data in parts:
+        if not np.array_equal(data.rounds, rounds):
+            raise LearnerError(f"unit {u.stem}: checkpoints differ from the other chunks'")
+        round_list = rounds.tolist()
+        for i in range(u.count):
+            rep = u.first + i
+            for t, ps, rz in zip(round_list, data.pseudo[i].tolist(), data.realized[i].tolist(), strict=True):
+                f.write(
+                    f"{panel.name},{algorithm.name},{_csv_text(algorithm.label)},{eps_text},"
+                    f"{rep},{t},{ps!r},{rz!r}\n"
+                )
+
+
+def _result(
+    config: Config, group: Group, datas: Sequence[UnitData], report: Mapping[str, Any]
+) -> dict[str, Any]:
+    """The ``summary.json`` result of one (panel, algorithm, ε): its final regret statistics and
+    the family's ``report`` (:func:`group_report`)."""
+    p, a, e = group
+    panel, algorithm = config.panels[p], config.algorithms[a]
+    family = FAMILIES[algorithm.family]
+    pseudo = np.concatenate([d.pseudo for d in datas])
+    realized = np.concatenate([d.realized for d in datas])
+    final_round = int(datas[0].rounds[-1])
+    return {
+        "panel": panel.name,
+        "algorithm": algorithm.name,
+        **({"family": family.name} if len(config.families) > 1 else {}),
+        "label": algorithm.label,
+        "epsilon": panel.epsilons[e] if algorithm.private else None,
+        "horizon": panel.horizon,
+        "repetitions": int(pseudo.shape[0]),
+        "round": final_round,
+        "pseudo_regret": {
+            "time_average": _statistics(pseudo[:, -1] / final_round),
+            "cumulative": _statistics(pseudo[:, -1]),
+        },
+        "realized_regret": {
+            "time_average": _statistics(realized[:, -1] / final_round),
+            "cumulative": _statistics(realized[:, -1]),
+        },
+        # the family's: the privacy (claimed, exact, ...), communication, learner
+        **report,
+    }
+
+
+def _summary(config: Config, results: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """The content of ``summary.json``: the config's description and the ``results``."""
+    return {
         "name": config.name,
         "family": config.family,
         # a config whose algorithms span families (each result says its own)
@@ -367,15 +414,8 @@ def _write_outputs(
             }
             for p in config.panels
         ],
-        "results": results,
+        "results": list(results),
     }
-    # Infinities and NaN as strings (a statistic of a degenerate run may be NaN): the summary's rule,
-    # where the command lines refuse NaN.
-    write_atomic(out / SUMMARY_FILE, json_text(summary, nan="string") + "\n")
-    write_atomic(out / SUMMARY_TABLE_FILE, _markdown(summary))
-    for stale in (out / LEDGERS_DIR).glob("*__n*.json"):  # a ledger no result of this run names
-        if f"{LEDGERS_DIR}/{stale.name}" not in saved:
-            stale.unlink()
 
 
 def summary_table(results_dir: str | os.PathLike[str]) -> str:
@@ -388,7 +428,7 @@ def summary_table(results_dir: str | os.PathLike[str]) -> str:
     """
     path = Path(results_dir) / SUMMARY_FILE
     try:
-        summary = _strict_json(path.read_text(encoding="utf-8"))
+        summary = strict_json(path.read_text(encoding="utf-8"))
         return _markdown(summary)
     except OSError as exc:
         valid = f"a readable {SUMMARY_FILE} ({exc.strerror or exc})"
@@ -419,7 +459,7 @@ def _guarantee(epsilon: Any, delta: Any) -> str:
 
 
 def _markdown(summary: Mapping[str, Any]) -> str:
-    """The markdown table of :func:`summary_table` for a summary (as :func:`_write_outputs` builds it)."""
+    """The markdown table of :func:`summary_table` for a summary (as :func:`write_outputs` builds it)."""
     panels = [p["name"] for p in summary["panels"]]
     labels = list(dict.fromkeys(r["label"] for r in summary["results"]))
     rows = sorted(
@@ -491,7 +531,11 @@ def _csv_text(text: str) -> str:
 
 
 @dataclass(frozen=True, eq=False)
-class _Curve:
+class Curve:
+    """The regret curves of one (panel, algorithm, ε) as ``regret.csv`` holds them: the pseudo-regret
+    of each repetition (rows) at each checkpoint ``rounds`` (columns); ``epsilon`` ``None`` for a
+    non-private algorithm."""
+
     panel: str
     algorithm: str
     label: str
@@ -500,7 +544,7 @@ class _Curve:
     pseudo: FloatArray  # (R, C)
 
 
-def _read_curves(path: Path) -> list[_Curve]:
+def read_curves(path: Path) -> list[Curve]:
     """The regret curves of a ``regret.csv``, in the order they appear.
 
     A file that is not what :func:`run_experiment` writes — another header, a short or garbled
@@ -540,14 +584,14 @@ def _read_curves(path: Path) -> list[_Curve]:
         if any([t for t, _ in s] != rounds.tolist() for s in series):
             raise bad(f"the repetitions of {panel}/{label}/{eps or 'non-private'} have different checkpoints")
         pseudo = np.array([[v for _, v in s] for s in series], dtype=np.float64)
-        curves.append(_Curve(panel, algorithm, label, float(eps) if eps else None, rounds, pseudo))
+        curves.append(Curve(panel, algorithm, label, float(eps) if eps else None, rounds, pseudo))
     return curves
 
 
-def _read_summary(path: Path) -> tuple[str | None, dict[str, str]]:
+def read_summary(path: Path) -> tuple[str | None, dict[str, str]]:
     """The title and the panel captions of a ``summary.json`` (a malformed one names the file)."""
     try:
-        data = _strict_json(path.read_text(encoding="utf-8"))
+        data = strict_json(path.read_text(encoding="utf-8"))
         title = data.get("name")
         captions = {
             str(p["name"]): f"{p['caption']}, T={_short(int(p['horizon']))}" for p in data.get("panels", [])

@@ -23,8 +23,11 @@ from numpy.typing import NDArray
 
 from accounting.answers import caching
 from accounting.storage import write_atomic
+from learners.cluster import CONNECT_TIMEOUT as CONNECT_TIMEOUT
+from learners.cluster import connect as connect
+from learners.cluster import import_distributed
 from learners.config import Config, Instance, Unit
-from learners.errors import ConfigError, LearnerError, ParameterError, ParameterTypeError
+from learners.errors import ConfigError, ParameterError, ParameterTypeError
 from learners.families import FAMILIES
 from learners.plotting import FORMATS, plot_results
 from learners.results import (
@@ -36,10 +39,10 @@ from learners.results import (
     VERSIONS_FILE,
     Group,
     TamperedError,
-    _UnitData,
-    _write_outputs,
+    UnitData,
     group_report,
     groups_of,
+    write_outputs,
 )
 
 if TYPE_CHECKING:
@@ -68,7 +71,7 @@ class _Task:
     delta: float
 
 
-def _compute(task: _Task) -> _UnitData:
+def _compute(task: _Task) -> UnitData:
     """Run one unit (in this process, a worker process or on a Dask worker) by its family's run."""
     tapes = [np.random.default_rng(s) for s in task.tape_seeds]
     run = FAMILIES[task.family].run(
@@ -80,7 +83,7 @@ def _compute(task: _Task) -> _UnitData:
         checkpoints=task.checkpoints,
         delta=task.delta,
     )
-    return _UnitData(run.rounds, run.pseudo, run.realized, run.arrays, run.meta)
+    return UnitData(run.rounds, run.pseudo, run.realized, run.arrays, run.meta)
 
 
 @dataclass(frozen=True)
@@ -163,7 +166,7 @@ class _Report:
 
     config: Config
     group: Group
-    datas: tuple[_UnitData, ...]
+    datas: tuple[UnitData, ...]
     #: The disk cache of answers: used (``True``), bypassed (``False``) or as the worker's setting.
     cache: bool | None
 
@@ -195,7 +198,7 @@ class _Pool:
         self.pool = ProcessPoolExecutor(max_workers=workers) if client is None and workers > 1 else None
         self.stream: Any = None
         if client is not None:
-            self.stream = _distributed().as_completed([], loop=client.loop)
+            self.stream = import_distributed().as_completed([], loop=client.loop)
 
     def submit(self, job: _Job) -> None:
         if self.client is not None:
@@ -232,85 +235,6 @@ class _Pool:
             self.pool.shutdown(wait=True, cancel_futures=True)
         self.futures.clear()
         self.queue.clear()
-
-
-def _distributed() -> Any:
-    """The :mod:`distributed` module (imported on first use: it is an optional dependency)."""
-    try:
-        import distributed
-    except ImportError as exc:  # pragma: no cover - the dask extra is not installed
-        raise LearnerError(
-            "a scheduler was given but dask.distributed is not installed (pip install 'dpcert[dask]')"
-        ) from exc
-    return distributed
-
-
-#: Seconds a scheduler address may take to answer before the run gives up (one line, status 2).
-CONNECT_TIMEOUT = 4.0
-
-_SCHEMES = ("tcp", "tls", "ws", "wss", "inproc", "ucx")
-
-
-def connect(address: str, name: str = "scheduler", timeout: float = CONNECT_TIMEOUT) -> Any:
-    """A :class:`distributed.Client` of the Dask scheduler at ``address``.
-
-    An address that is malformed, or a scheduler that does not answer within about ``timeout``
-    seconds, is a :class:`ParameterError` naming ``name`` (the option or argument it came from),
-    never a hang: the connection is made in a daemon thread that is abandoned at the deadline.
-    """
-    distributed = _distributed()
-    if not isinstance(address, str) or not address.strip():
-        raise ParameterError(name, address, "a Dask scheduler address such as tcp://host:8786")
-    try:
-        from distributed.comm.addressing import parse_address, parse_host_port
-
-        scheme, location = parse_address(address)
-        host, port = None, 0
-        if scheme not in _SCHEMES:
-            raise ValueError(f"unknown scheme {scheme!r}")
-        if scheme in ("tcp", "tls", "ws", "wss"):
-            host, port = parse_host_port(location)
-            if not 0 < int(port) < 65536:
-                raise ValueError(f"port {port} is not in 1..65535")
-    except Exception as exc:  # distributed raises ValueError, TypeError or AssertionError here
-        raise ParameterError(
-            name, address, f"a Dask scheduler address such as tcp://host:8786 ({exc})"
-        ) from None
-    if host is not None:
-        import socket
-
-        try:  # a quick, clean answer for the common case: nothing listens there
-            socket.create_connection((host, int(port)), timeout=timeout).close()
-        except OSError as exc:
-            reason = exc.strerror or str(exc) or type(exc).__name__
-            valid = f"the address of a running Dask scheduler ({reason})"
-            raise ParameterError(name, address, valid) from None
-
-    import threading
-
-    box: dict[str, Any] = {}
-
-    def attempt() -> None:
-        client = distributed.Client.__new__(distributed.Client)
-        try:
-            client.__init__(address, timeout=timeout, set_as_default=False)
-            box["client"] = client
-        except BaseException as exc:  # reported to the caller below
-            box["error"] = exc
-            # A half-built client would try to close itself when collected, for seconds, and
-            # print a traceback: it never connected, so there is nothing to close.
-            client.status = "closed"
-
-    thread = threading.Thread(target=attempt, name="dpcert-connect", daemon=True)
-    thread.start()
-    thread.join(timeout + 1.0)
-    if "client" in box:
-        return box["client"]
-    error = box.get("error")
-    reason = (
-        f"{type(error).__name__}: {' '.join(str(error).split())}" if error else f"no answer in {timeout:g} s"
-    )
-    raise ParameterError(name, address, f"the address of a running Dask scheduler ({reason})")
 
 
 def _check_scheduler(scheduler: object, workers: object) -> None:
@@ -621,7 +545,7 @@ def _run_in(
     write_atomic(out / VERSIONS_FILE, json.dumps(_versions(), indent=2) + "\n")
 
     pending: list[_Task] = []
-    finished: list[tuple[Unit, _UnitData]] = []
+    finished: list[tuple[Unit, UnitData]] = []
     for task in tasks:
         path = unit_dir / f"{task.unit.stem}.npz"
         if path.exists() and not path.is_file():
@@ -632,7 +556,7 @@ def _run_in(
             )
         if path.is_file():
             try:
-                saved = _UnitData.load(path)
+                saved = UnitData.load(path)
                 ok = saved.fits(task.unit, FAMILIES[task.family].unit_arrays)
             except TamperedError:
                 raise
@@ -649,11 +573,11 @@ def _run_in(
     # unit is done: the bar counts units and reports.
     members = groups_of(units)
     group_of = {u: key for key, group in members.items() for u in group}
-    datas: dict[Unit, _UnitData] = {}
+    datas: dict[Unit, UnitData] = {}
     reports: dict[Group, dict[str, Any]] = {}
     pool = _Pool(workers, client)
 
-    def unit_done(unit: Unit, data: _UnitData) -> None:
+    def unit_done(unit: Unit, data: UnitData) -> None:
         datas[unit] = data
         key = group_of[unit]
         if all(u in datas for u in members[key]):
@@ -682,14 +606,14 @@ def _run_in(
                         on_unit(job.unit, True)
                     # the report reads the unit as saved (its meta in canonical order), as a resumed
                     # run and the outputs do
-                    unit_done(job.unit, _UnitData.load(path))
+                    unit_done(job.unit, UnitData.load(path))
                 else:
                     reports[job.group] = result
                     bar.update(1)
         finally:
             pool.close()  # stops the workers (and cancels what is queued) if we stopped early
 
-    _write_outputs(config, out, units, reports)
+    write_outputs(config, out, units, reports)
     # a quick run is a look at the curves: PNG only (`dp-regret plot DIR` draws every format)
     plot_results(out, formats=("png",) if config.quick else FORMATS)
     return out

@@ -47,13 +47,6 @@ KNOWN_PRIVATE: set[tuple[str, str, str]] = {
     ("accounting.pld", "accounting.divergence", "_tables"),
     ("accounting.subsampling", "accounting.divergence", "_holder_mass"),
     ("accounting.tree", "accounting.mechanisms", "_float_at_least"),
-    ("learners.runner", "learners.results", "_UnitData"),
-    ("learners.runner", "learners.results", "_write_outputs"),
-    ("learners.plotting", "learners.results", "_Curve"),
-    ("learners.plotting", "learners.results", "_read_curves"),
-    ("learners.plotting", "learners.results", "_read_summary"),
-    ("learners.plotting", "learners.results", "_strict_json"),
-    ("learners.plotting", "learners.results", "_t_quantile"),
 }
 #: Modules over the line limit still to split.
 KNOWN_LONG_MODULES: set[str] = {
@@ -64,19 +57,13 @@ KNOWN_LONG_MODULES: set[str] = {
     "learners.linear",
     "learners.mab",
     "learners.phased",
-    "learners.protocols",
 }
 #: (module, function) over the line limit still to split.
 KNOWN_LONG_FUNCTIONS: set[tuple[str, str]] = {
     ("learners.linear", "run"),
     ("learners.ldp", "_run_contextual"),
-    ("learners.datasets", "query_instance"),
-    ("learners.design", "g_optimal_design"),
     ("learners.mab", "privacy_of"),
     ("learners.mab", "run"),
-    ("learners.protocols", "release"),
-    ("learners.privacy", "exact"),
-    ("learners.results", "_write_outputs"),
 }
 
 

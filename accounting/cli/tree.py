@@ -71,9 +71,7 @@ def tree_sensitivities(name: str) -> tree.Sensitivities:
 def _tree_shape(args: argparse.Namespace) -> None:
     """``--batch`` at most ``--horizon``, and ``K = ⌊T/B⌋`` at most :data:`accounting.tree.MAX_SYNCS`."""
     if args.batch > args.horizon:
-        raise ParameterError(
-            "--batch", v.short(args.batch), f"an integer in [1, --horizon = {args.horizon}]"
-        )
+        raise ParameterError("--batch", v.short(args.batch), f"an integer in [1, --horizon = {args.horizon}]")
     if args.horizon // args.batch > tree.MAX_SYNCS:
         raise ParameterError(
             "--horizon",

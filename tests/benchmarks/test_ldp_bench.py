@@ -154,7 +154,7 @@ from learners.experiment import CSV_FILE, load_config, run_experiment, shipped_c
 from learners.ldp import Learner, make_learner, run
 from learners.ldp_instances import ContextualInstance, load_ratings, movielens_instance
 from learners.plotting import HorizonLine, horizon_lines
-from learners.results import _read_curves
+from learners.results import read_curves
 
 EPSILON, DELTA, ALPHA = 8e5, 0.1, 0.1
 
@@ -342,7 +342,7 @@ def _horizon_line(
     start = time.perf_counter()
     run_experiment(config, out, progress=False)
     seconds = time.perf_counter() - start
-    (line,) = horizon_lines(_read_curves(out / CSV_FILE), [p.name for p in config.panels])
+    (line,) = horizon_lines(read_curves(out / CSV_FILE), [p.name for p in config.panels])
     finals = ", ".join(f"T={t:.0e}: {r:.4g}" for t, r in zip(line.horizons, line.finals, strict=True))
     slope = "n/a" if line.slope is None else f"{line.slope:.3f}"
     print(f"\n{name} ε = {epsilon:g}, R = {repetitions}: {finals}; slope {slope}", end="")

@@ -1,4 +1,5 @@
-"""Real-data instances: MSLR-format loading, K-means arms, pulls, the offline default (spec §7.3)."""
+"""Real-data instances: MSLR-format loading, K-means arms, pulls, the offline default (the MSLR-WEB10K
+instance of Chowdhury & Zhou 2023, §7 and App. J)."""
 
 from __future__ import annotations
 

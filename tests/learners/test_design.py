@@ -1,4 +1,5 @@
-"""Tests of learners.design: G-optimal designs and their rounding (spec dp-dpe.md §2.3, §8, §9.1-9.2)."""
+"""Tests of learners.design: G-optimal designs and their rounding (Li, Zhou & Ji 2022, Algorithm 1
+lines 4-5; Kiefer & Wolfowitz 1960)."""
 
 from __future__ import annotations
 
@@ -25,7 +26,7 @@ from learners.design import (
 
 
 def sphere(rng: np.random.Generator, *shape: int) -> np.ndarray[Any, np.dtype[np.float64]]:
-    """Spec §7.2's arms: i.i.d. N(0, I_d), normalized to the unit sphere."""
+    """The DP-DPE configs' arms: i.i.d. N(0, I_d), normalized to the unit sphere."""
     x = rng.standard_normal(shape)
     return np.asarray(x / np.linalg.norm(x, axis=-1, keepdims=True))
 
@@ -45,17 +46,17 @@ def quiet(*args: Any, **kwargs: Any) -> Design:
 
 @pytest.fixture(scope="module")
 def paper_instances() -> np.ndarray[Any, np.dtype[np.float64]]:
-    """Three instances of spec §7.1/§7.2: k = 1000 arms on the unit sphere of R^20."""
+    """Three instances of the size of Li, Zhou & Ji (2022), §7: k = 1000 arms on the unit sphere of R^20."""
     return sphere(np.random.default_rng(20), 3, 1000, 20)
 
 
 # ---------------------------------------------------------------------------------------
-# The constant S and the line search (spec §2.1, §8 P1, P2)
+# The constant S and the line search
 # ---------------------------------------------------------------------------------------
 
 
-def test_support_bound_is_the_spec_constant() -> None:
-    # §2.1 / P2: natural log, 103.8 -> 104 at d = 20.
+def test_support_bound_is_the_paper_constant() -> None:
+    # Algorithm 1 line 4's 4 d log log d + 16, natural log: 103.8 -> 104 at d = 20.
     assert 4 * 20 * math.log(math.log(20)) + 16 == pytest.approx(103.8, abs=0.05)
     assert support_bound(20) == 104
     assert support_bound(3) == math.ceil(12 * math.log(math.log(3)) + 16) == 18
@@ -69,7 +70,7 @@ def test_support_bound_is_the_spec_constant() -> None:
 @pytest.mark.parametrize("r", [1, 2, 5, 20])
 @pytest.mark.parametrize("ratio", [0.3, 0.9, 1.5, 4.0, 40.0])
 def test_step_is_the_exact_line_search_of_log_det(r: int, ratio: float) -> None:
-    """P1's γ = (g/d − 1)/(g − 1) against a numerical maximization of log det along the segment.
+    """Fedorov's γ = (g/d − 1)/(g − 1) against a numerical maximization of log det along the segment.
 
     A design with V = I_r and a point x with ‖x‖² = g: log det((1−γ)I + γ x xᵀ) =
     (r−1) log(1−γ) + log(1 + γ(g−1)). The feasible γ run from −π(x)/(1−π(x)) (take π(x) = 0.9,
@@ -97,12 +98,12 @@ def test_step_is_the_exact_line_search_of_log_det(r: int, ratio: float) -> None:
 
 
 # ---------------------------------------------------------------------------------------
-# Spec §9.1 on the paper's instance, and §7.3's reference counts
+# Line 4's promises on the paper's instance, and a reference run's counts
 # ---------------------------------------------------------------------------------------
 
 
 def test_paper_instance_design(paper_instances: np.ndarray[Any, Any]) -> None:
-    """§9.1: g ≤ 2d, Σπ = 1, π ≥ 0, |supp| ≤ S, Σ π g = d; §7.3: about 12 iterations, s ≈ 32-33."""
+    """g ≤ 2d, Σπ = 1, π ≥ 0, |supp| ≤ S, Σ π g = d (Kiefer–Wolfowitz); about 12 iterations, s ≈ 32-33."""
     X = paper_instances
     design = quiet(X, rng=[np.random.default_rng(s) for s in range(3)])
     w = design.weights
@@ -116,7 +117,7 @@ def test_paper_instance_design(paper_instances: np.ndarray[Any, Any]) -> None:
     g = gains(X, w)
     np.testing.assert_allclose(g.max(axis=1), design.g, rtol=1e-12)
     np.testing.assert_allclose((w * g).sum(axis=1), 20.0, rtol=1e-10)
-    # §7.3 (the spec author's Frank-Wolfe + Kumar-Yildirim): ~12 iterations, s ≈ 32-33.
+    # An independent run of plain Frank-Wolfe + Kumar-Yildirim: ~12 iterations, s ≈ 32-33.
     assert (design.iterations >= 8).all()
     assert (design.iterations <= 20).all()
     assert (design.support_size >= 28).all()
@@ -126,8 +127,8 @@ def test_paper_instance_design(paper_instances: np.ndarray[Any, Any]) -> None:
 
 
 def test_tighter_target_and_warning_above_S(paper_instances: np.ndarray[Any, Any]) -> None:
-    """§7.3: at g ≤ 1.1d about 75 iterations and s ≈ 91-95 (below S = 104); at 1.01d the support
-    exceeds S and the design warns (P1), still meeting its target."""
+    """At g ≤ 1.1d about 75 iterations and s ≈ 91-95 (below S = 104, as a reference run); at 1.01d
+    the support exceeds S and the design warns, still meeting its target."""
     X = paper_instances[0]
     design = quiet(X, rng=np.random.default_rng(0), c=0.1)
     assert design.g[0] <= 1.1 * 20
@@ -262,7 +263,7 @@ def test_regular_polygon_converges_to_uniform(k: int) -> None:
 
 def test_one_dimension_puts_everything_on_the_longest_action() -> None:
     """d = 1: the optimum is the action of largest |x| (g = 1). The initialization takes both ends;
-    the away step drops the other one (g < 1 there: drop, P1's line search has no interior point)."""
+    the away step drops the other one (g < 1 there: drop, the line search has no interior point)."""
     X = np.array([[0.5], [-0.2], [0.3]])
     loose = quiet(X, rng=np.random.default_rng(0))
     np.testing.assert_allclose(loose.weights[0], [0.5, 0.5, 0.0])  # g = 0.25/0.145 <= 2
@@ -299,7 +300,7 @@ def test_every_step_raises_log_det(away_steps: bool) -> None:
 
 
 def test_actions_in_a_subspace() -> None:
-    """§8 P4: actions spanning a 3-dim subspace of R^8: the design works there, target 2·3."""
+    """Remark 3.2: actions spanning a 3-dim subspace of R^8: the design works there, target 2·3."""
     rng = np.random.default_rng(4)
     basis, _ = np.linalg.qr(rng.standard_normal((8, 3)))
     C = rng.standard_normal((60, 3))
@@ -377,7 +378,7 @@ def test_design_is_a_read_only_value() -> None:
 
 
 # ---------------------------------------------------------------------------------------
-# Rounding (spec Algorithm 1 line 5, §2.2, §9.2)
+# Rounding (Algorithm 1 line 5)
 # ---------------------------------------------------------------------------------------
 
 
@@ -403,8 +404,8 @@ def test_pull_counts_bounds(k: int, seed: int, h: float) -> None:
 
 
 def test_pull_counts_of_a_design() -> None:
-    """§2.3: in early phases s > h and every support point is pulled once (T_l = s); later T_l ≈ h.
-    Σ T(x) x xᵀ ⪰ h V(π), so ‖x‖²_{V_l⁻¹} ≤ g(π)/h ≤ 2d/h (§2.2)."""
+    """In early phases s > h and every support point is pulled once (T_l = s); later T_l ≈ h.
+    Σ T(x) x xᵀ ⪰ h V(π), so ‖x‖²_{V_l⁻¹} ≤ g(π)/h ≤ 2d/h (the facts the paper's analysis uses)."""
     X = sphere(np.random.default_rng(3), 2, 500, 10)
     design = quiet(X, rng=np.random.default_rng(3))
     s = design.support_size

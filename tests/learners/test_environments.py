@@ -1,4 +1,5 @@
-"""MAB environments: exact means of the clipped laws, vectorized pulls, validation (spec §7.2)."""
+"""MAB environments: exact means of the clipped laws, vectorized pulls, validation (the synthetic
+instances of Chowdhury & Zhou 2023, §7)."""
 
 from __future__ import annotations
 
@@ -51,7 +52,7 @@ def test_gaps_best_and_instances_of_the_paper() -> None:
     assert all(0.45 <= x <= 0.55 for x in hard.locations)
     assert easy.gaps[easy.best] == 0
     assert np.all(easy.gaps >= 0)
-    # Clipping keeps the order of the arms (spec §7.2).
+    # Clipping keeps the order of the arms (clipping is monotone in the location).
     assert np.array_equal(np.argsort(easy.means), np.argsort(easy.locations))
 
 
@@ -86,9 +87,9 @@ def test_bad_input_is_named() -> None:
 
 
 def test_reward_table_columns_have_the_arm_laws_and_are_independent() -> None:
-    """Spec §7.1: one reward per arm per round, independent across arms (the released code draws a
-    reward vector per round). Each column has its arm's law (KS test against the exact clipped
-    normal CDF); two columns at the same rounds are uncorrelated (|r| within 5/sqrt(n))."""
+    """One reward per arm per round, independent across arms (the released code of Chowdhury & Zhou
+    2023, §7, draws a reward vector per round). Each column has its arm's law (KS test against the
+    exact clipped normal CDF); two columns at the same rounds are uncorrelated (|r| within 5/sqrt(n))."""
     inst = ClippedGaussianArms((0.3, 0.6))
     table = RewardTable.draw(inst, np.random.default_rng(0))
     n = 50_000

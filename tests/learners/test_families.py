@@ -23,7 +23,7 @@ from learners.experiment import (
     run_experiment,
     shipped_configs,
 )
-from learners.results import UNITS_DIR, _UnitData
+from learners.results import UNITS_DIR, UnitData
 
 DELTA = 0.1
 
@@ -145,9 +145,9 @@ def test_units_of_an_older_version_load_or_are_recomputed(tmp_path: Path) -> Non
     curves = np.arange(4, dtype=np.float64).reshape(2, 2)
     released, final = np.array([3, 4], dtype=np.int64), np.array([1, 2], dtype=np.int64)
     meta = {"label": "x", "ledgers": {}}
-    data = _UnitData(rounds, curves, curves, {"released": released, "final_arms": final}, meta)
+    data = UnitData(rounds, curves, curves, {"released": released, "final_arms": final}, meta)
     path = tmp_path / "old.npz"
-    # the former _UnitData.save, verbatim in its order of entries
+    # the former UnitData.save, verbatim in its order of entries
     np.savez(
         path,
         rounds=rounds,
@@ -158,12 +158,12 @@ def test_units_of_an_older_version_load_or_are_recomputed(tmp_path: Path) -> Non
         meta=np.array(json.dumps(meta, sort_keys=True)),
         checksum=np.array(data.digest()),
     )
-    loaded = _UnitData.load(path)
+    loaded = UnitData.load(path)
     assert loaded.checksum == data.digest()
     assert loaded.fits(unit, FAMILIES["mab"].unit_arrays)
     assert not loaded.fits(unit, FAMILIES["linear"].unit_arrays)  # another family's unit: recompute
     np.savez(path, rounds=rounds, pseudo=curves, realized=curves, meta=np.array(json.dumps(meta)))
-    assert not _UnitData.load(path).fits(unit, FAMILIES["mab"].unit_arrays)  # no hash: older
+    assert not UnitData.load(path).fits(unit, FAMILIES["mab"].unit_arrays)  # no hash: older
 
 
 # ---------------------------------------------------------------------------------------
@@ -203,8 +203,8 @@ def test_linear_runs_and_resumes_byte_identically(linear_run: Path, tmp_path: Pa
     for name in ("regret.csv", "summary.json", "summary.md"):
         assert (out / name).read_bytes() == (linear_run / name).read_bytes(), name
     for unit in config.units():
-        a = _UnitData.load(out / UNITS_DIR / f"{unit.stem}.npz")
-        b = _UnitData.load(linear_run / UNITS_DIR / f"{unit.stem}.npz")
+        a = UnitData.load(out / UNITS_DIR / f"{unit.stem}.npz")
+        b = UnitData.load(linear_run / UNITS_DIR / f"{unit.stem}.npz")
         assert a.checksum == b.checksum
         assert list(a.extra) == ["syncs", "reals", "bits", "clipped"]
 

@@ -254,7 +254,7 @@ def test_the_horizon_axis_plots_final_regret_against_t_with_the_fitted_slope(tmp
     import math
 
     from learners.plotting import horizon_lines
-    from learners.results import _read_curves
+    from learners.results import read_curves
 
     config = load_config(horizon_config())
     assert [p.x_axis for p in config.panels] == ["horizon"] * 3
@@ -279,7 +279,7 @@ def test_the_horizon_axis_plots_final_regret_against_t_with_the_fitted_slope(tmp
             )
     lines = {
         (line.label, "" if line.epsilon is None else repr(line.epsilon)): line
-        for line in horizon_lines(_read_curves(out / "regret.csv"), ["T200", "T400", "T800"])
+        for line in horizon_lines(read_curves(out / "regret.csv"), ["T200", "T400", "T800"])
     }
     assert set(lines) == set(finals)
     for key, by_t in finals.items():
@@ -442,7 +442,7 @@ def test_y_axis_draws_cumulative_and_sqrt_figures_of_the_curves(
     """Each y_axis is a figure; its mean line is Reg(t)/t, Reg(t) or Reg(t)/√t of regret.csv."""
     from matplotlib.axes import Axes
 
-    from learners.results import _read_curves
+    from learners.results import read_curves
 
     lines: list[tuple[np.ndarray, np.ndarray]] = []
     original = Axes.plot
@@ -462,7 +462,7 @@ def test_y_axis_draws_cumulative_and_sqrt_figures_of_the_curves(
     from learners.experiment import plot_results
 
     plot_results(out)
-    (curve,) = _read_curves(out / "regret.csv")
+    (curve,) = read_curves(out / "regret.csv")
     t = curve.rounds.astype(float)
     want = [curve.pseudo.mean(axis=0) / t**power for power in (1.0, 0.0, 0.5)]
     drawn = [y for x, y in lines if x.shape == t.shape and np.array_equal(x, t)]

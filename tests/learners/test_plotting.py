@@ -1,4 +1,4 @@
-"""Figures a paper can print (issue 15 §4): formats, palette, bands, legends, the stand-in note."""
+"""Figures a paper can print: formats, palette (Okabe & Ito 2008), bands, legends, the stand-in note."""
 
 from __future__ import annotations
 
@@ -112,9 +112,9 @@ def test_the_drawn_band_is_the_chosen_one(results: Path, monkeypatch: pytest.Mon
     plot_results(results, bands="se")
     rows = json.loads((results / "summary.json").read_text())["results"]
     assert len(fills) == len(rows) + 1  # a band per curve; the non-private SE is in both ε's subplots
-    from learners.results import _read_curves
+    from learners.results import read_curves
 
-    curve = _read_curves(results / "regret.csv")[0]
+    curve = read_curves(results / "regret.csv")[0]
     average = curve.pseudo / curve.rounds
     mean = average.mean(axis=0)
     half = np.std(average, axis=0, ddof=1) / math.sqrt(average.shape[0])

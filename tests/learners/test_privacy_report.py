@@ -1,4 +1,4 @@
-"""One privacy report for every family, answered in the worker pool, cached, by an exact mode (issue 24).
+"""One privacy report for every family, answered in the worker pool, cached, by an exact mode.
 
 References are independent of the report: the accountant answering the saved ledgers itself
 (``Accountant.epsilon``), and runs of the same config with the cache bypassed or another pool.
