@@ -16,7 +16,8 @@ learner, for one batch of ``n`` users and ``R`` independent repetitions at once 
 
 :class:`Protocol` (:mod:`~learners.protocols.template`) runs the whole template for one
 :class:`~accounting.papers.distributed_dp_mab.ProtocolParameters` and places the noise as the
-trust model of its :class:`~accounting.papers.distributed_dp_mab.Variant` says (:class:`TrustModel`: Pólya, Skellam and discrete
+trust model of its :class:`~accounting.papers.distributed_dp_mab.Variant` says
+(:class:`TrustModel`: Pólya, Skellam and discrete
 Gaussian shares distributed — Theorems 1, 2, 4 —, shuffled Pólya shares in the shuffle model —
 Theorem 3 —, central and local discrete Laplace — Theorems 5, 6, App. H). Every parameter comes
 from :func:`accounting.papers.distributed_dp_mab.protocol_parameters`; nothing here computes a

@@ -4,7 +4,8 @@
 (:mod:`~learners.protocols.aggregation`) or the shuffler (:mod:`~learners.protocols.shuffler`)
 and the analyzer (:mod:`~learners.protocols.analyzer`) for one
 :class:`~accounting.papers.distributed_dp_mab.ProtocolParameters`, placing the noise where the
-trust model of its :class:`~accounting.papers.distributed_dp_mab.Variant` says (:class:`TrustModel`; Chowdhury & Zhou 2023,
+trust model of its :class:`~accounting.papers.distributed_dp_mab.Variant` says
+(:class:`TrustModel`; Chowdhury & Zhou 2023,
 Theorems 1-6 and App. H), and reports each release's mechanisms (:func:`release_mechanisms`) to
 an optional :class:`~accounting.accountant.Accountant`.
 """
