@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from learners.cluster import import_distributed
 from verification.audit._binning import Binning
 from verification.audit.pairs import SamplePair, Statistic
 from verification.errors import ParameterError, ParameterTypeError, VerificationError
@@ -104,14 +105,8 @@ def run_local(
 
 
 def _distributed() -> Any:
-    """The :mod:`distributed` module (imported on first use: it is an optional dependency)."""
-    try:
-        import distributed
-    except ImportError as exc:  # pragma: no cover - the dask extra is not installed
-        raise VerificationError(
-            "a scheduler was given but dask.distributed is not installed (pip install 'dpcert[dask]')"
-        ) from exc
-    return distributed
+    """The :mod:`distributed` module (an optional dependency), or :class:`VerificationError`."""
+    return import_distributed(VerificationError)
 
 
 def run_dask(
