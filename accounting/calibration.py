@@ -58,9 +58,11 @@ from accounting.noise import (
     DiscreteLaplace,
     Gaussian,
     Laplace,
+    LatticeNoise,
     NoiseDistribution,
     Polya,
     Skellam,
+    family_named,
 )
 from accounting.progress import Progress, current, report, reporting
 from accounting.search import MAX_STEP as MAX_STEP
@@ -286,7 +288,7 @@ def _setup(
     family = noise_family
     if family not in FAMILIES:
         raise ParameterError("noise_family", family, "one of " + ", ".join(FAMILIES) + ", or a callable")
-    lattice = family.startswith("discrete") or family == "skellam"
+    lattice = issubclass(family_named(family).cls, LatticeNoise)
     sens = v.positive("sensitivity", sensitivity)
     if lattice:
         sens = v.integer("sensitivity", sensitivity, minimum=1)

@@ -35,6 +35,7 @@ from accounting.errors import ParameterError, UnsupportedEventError
 from accounting.mechanisms import AdditiveNoise, DistributedSum, Mechanism
 from accounting.neighbouring import Neighbouring
 from accounting.noise import (
+    NOISE_FAMILIES,
     Binomial,
     CenteredBinomial,
     DiscreteGaussian,
@@ -71,20 +72,11 @@ _sensitivity = checked(
     "the derived noise",
 )
 
-#: The noises ``--noise`` names.
-NOISES = ("gaussian", "laplace", "discrete-laplace", "discrete-gaussian", "skellam", "polya", "binomial")
-
+#: The noises ``--noise`` names (the families of :data:`~accounting.noise.NOISE_FAMILIES` it offers).
+NOISES = tuple(f.name for f in NOISE_FAMILIES if f.option)
 
 #: The option giving each noise's parameter (``--noise KIND`` takes this one and no other).
-NOISE_PARAMETERS = {
-    "gaussian": "sigma",
-    "laplace": "scale",
-    "discrete-laplace": "scale",
-    "discrete-gaussian": "sigma",
-    "skellam": "variance",
-    "polya": "beta",
-    "binomial": "trials",
-}
+NOISE_PARAMETERS = {f.name: f.parameter for f in NOISE_FAMILIES if f.option}
 
 
 def noise_from_arguments(args: argparse.Namespace) -> NoiseDistribution:
