@@ -20,13 +20,13 @@ from learners.mab import (
     ALGORITHMS,
     Learner,
     RunResult,
-    _dpse_size,
-    _total_noise,
     confidence_radius,
     make_learner,
     privacy_of,
     run,
 )
+from learners.mab.radius import dpse_size
+from learners.mab.recipes import total_noise
 
 PRIVATE = [
     ("dist-dp-se", {}),
@@ -160,7 +160,7 @@ def test_bad_run_arguments() -> None:
 def test_dpse_epoch_length_matches_the_spec_example() -> None:
     # Spec §4.7: K = 10, ε = 0.1, δ = 0.1, epoch 1: R_1 = 1 + int(max(855.6, 958.6)) = 959.
     learner = make_learner("dp-se", 0.1)
-    assert _dpse_size(learner, np.array([10.0]), 1).tolist() == [959]
+    assert dpse_size(learner, np.array([10.0]), 1).tolist() == [959]
 
 
 @pytest.mark.parametrize(("name", "kwargs"), [p for p in PRIVATE if p[0] != "dp-se"])
@@ -198,7 +198,7 @@ def test_total_noise_has_the_law_of_the_summed_shares(name: str, kwargs: dict[st
     n = 64
     p = _params(learner, n, 10**4)
     assert p.share is not None
-    draws = _total_noise(learner, p, np.random.default_rng(3), 40_000).astype(np.float64)
+    draws = total_noise(learner, p, np.random.default_rng(3), 40_000).astype(np.float64)
     variance = DistributedSum(p.share, n, p.g).total_noise.variance()
     assert abs(draws.mean()) < 5 * math.sqrt(variance / draws.size)
     # the sample variance is within 5 standard errors (kurtosis <= 6 for these laws)
@@ -210,7 +210,7 @@ def test_local_total_noise_is_n_discrete_laplace_shares() -> None:
     n = 50
     p = protocol_parameters(Variant.LOCAL_LAPLACE, 0.5, n, 10**4)
     assert p.share is not None
-    draws = _total_noise(learner, p, np.random.default_rng(4), 40_000).astype(np.float64)
+    draws = total_noise(learner, p, np.random.default_rng(4), 40_000).astype(np.float64)
     shares = p.share.sample(np.random.default_rng(5), (4_000, n)).sum(axis=1).astype(np.float64)
     assert draws.var() == pytest.approx(n * p.share.variance(), rel=0.05)
     assert shares.var() == pytest.approx(n * p.share.variance(), rel=0.15)

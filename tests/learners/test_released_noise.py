@@ -50,6 +50,7 @@ from learners.ldp_instances import (
 )
 from learners.ldp_instances import synthetic_linear as ldp_synthetic_linear
 from learners.linear_instances import draw_synthetic
+from learners.mab.radius import dpse_size
 from learners.phased_instances import draw_instance
 
 FloatArray = NDArray[np.float64]
@@ -165,7 +166,7 @@ def test_mab_releases_the_noise_of_its_ledger(
     users' own (local), DP-SE's ``Laplace(1/ε)`` on a sum of sensitivity 1 (spec §3.6-§4.7)."""
     K, R = 10, 400
     learner = mab.make_learner(name, 0.5, **kwargs)
-    users = int(mab._dpse_size(learner, np.array([float(K)]), 1)[0]) if name == "dp-se" else learner.eta
+    users = int(dpse_size(learner, np.array([float(K)]), 1)[0]) if name == "dp-se" else learner.eta
     horizon = K * users + 1
     arms = ClippedGaussianArms(tuple(np.linspace(0.3, 0.7, K)))
 
