@@ -18,12 +18,11 @@ from learners.linear import (
     Learner,
     RunResult,
     SyncRecord,
-    _quadratic_features,
-    _scores,
     make_learner,
     noise_of,
     run,
 )
+from learners.linear.engine import _quadratic_features, _scores
 from learners.linear_instances import CHUNK, LinearInstance, NoiseTape, SyntheticInstance, draw_synthetic
 
 # one small instance and one privacy setting for the whole module (calibrations are memoized)
@@ -560,17 +559,17 @@ def test_low_rank_silo_inverses_equal_the_per_silo_updates(
 ) -> None:
     """Algorithm 1's V^{-1} as the synced P0 minus each silo's rank-one terms (the large-d path)
     plays exactly what the per-silo Sherman-Morrison matrices play, up to rounding."""
-    import learners.linear as linear_module
+    import learners.linear.state as state_module
 
     kw: dict[str, Any] = {"epsilon": EPS, "delta": DELTA} if name != "fedlinucb" else {}
     if name == "sdp-fedlinucb-vec":
         kw["sigma_mode"] = "code"
     learner = make_learner(name, batch=BATCH, **kw)
     untied = Untied(inst)
-    rule = linear_module._low_rank
-    monkeypatch.setattr(linear_module, "_low_rank", lambda d, learner: False)
+    rule = state_module._low_rank
+    monkeypatch.setattr(state_module, "_low_rank", lambda d, learner: False)
     per_silo = go(learner, untied, horizon=60, reps=3)
-    monkeypatch.setattr(linear_module, "_low_rank", lambda d, learner: True)
+    monkeypatch.setattr(state_module, "_low_rank", lambda d, learner: True)
     low_rank = go(learner, untied, horizon=60, reps=3)
     np.testing.assert_allclose(low_rank.pseudo_regret, per_silo.pseudo_regret, rtol=1e-9, atol=1e-9)
     np.testing.assert_allclose(low_rank.realized_regret, per_silo.realized_regret, rtol=1e-9, atol=1e-9)
