@@ -25,7 +25,6 @@ from learners.ldp import (
     HazanLevy,
     Learner,
     SahaTewari,
-    _hazan_levy_radius,
     code_mode_check,
     code_sigma,
     composed_sigmas,
@@ -43,6 +42,7 @@ from learners.ldp import (
     two_point_gradient,
     upsilon,
 )
+from learners.ldp.bases import _hazan_levy_radius
 from learners.ldp_instances import (
     BernoulliArms,
     ContextualInstance,

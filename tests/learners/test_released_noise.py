@@ -40,6 +40,7 @@ from accounting.noise import Gaussian, Laplace, LatticeNoise
 from learners import ldp, linear, mab, phased
 from learners.environments import ClippedGaussianArms
 from learners.errors import ParameterError
+from learners.ldp import engine as ldp_engine
 from learners.ldp_instances import (
     BernoulliArms,
     Losses,
@@ -389,7 +390,7 @@ def test_ldp_releases_the_noise_of_its_ledger(
             messages.append(np.array(m, dtype=np.float64))
             return gradient(m, u, rho)
 
-        monkeypatch.setattr(ldp, "two_point_gradient", received)
+        monkeypatch.setattr(ldp_engine, "two_point_gradient", received)  # where the engine reads it
         inst, rho = strongly_convex_quadratic(3), 0.05
         learner = ldp.make_learner(name, 1.0, delta=delta, rho=rho)
         res = ldp.run(learner, inst, T, rng=rng, repetitions=R, checkpoints=4)
