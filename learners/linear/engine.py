@@ -12,27 +12,30 @@ noisy *prefix sums* replace ``Ũ_syn`` and ``W̃_syn`` (Algorithms 1 and 2).
   it; the code does not clip); the non-private variants do not clip unless ``clip`` is given;
 * ``V`` is made positive definite at each sync by clipping the eigenvalues of ``λI + W̃_syn`` at
   ``eig_floor · λ`` (the nearest such symmetric matrix in Frobenius norm; counted per repetition,
-  :attr:`RunResult.clipped`); the paper has no safeguard and relies on ``λ`` with high
-  probability (§9, §10.7). Between syncs ``V_{t,i}`` only gains PSD terms, so it stays definite;
+  :attr:`RunResult.clipped`); the paper has no safeguard and relies on ``λ`` making ``V`` definite
+  with high probability (``λ = 2Σ_N`` in the proof of Lemma C.4, Zhou & Chowdhury (2024), App. C),
+  which fails now and then at large ``d``. Between syncs ``V_{t,i}`` only gains PSD terms, so it
+  stays definite;
 * ``V^{-1}`` is obtained by ``numpy.linalg.solve`` at each sync and updated by Sherman–Morrison
   rank-one updates for the silo's own rounds (recomputed from scratch at every sync);
 * the radius and ``λ`` default to the code's constants (``radius="code"``, ``regularizer=None``):
-  ``β_t = crs (√λ S + R √(d log(1 + t M/(dλ)) + log(1/α)))`` with ``S = √d``, ``R`` the reward
-  noise scale; ``λ = √M`` without privacy, ``λ = √(Mκ) σ0 (√(κ + log(1/α)) + √d)`` with it.
+  ``β_t = crs (√λ S + R √(d log(1 + t M/(dλ)) + log(1/α)))`` with ``S = √d``, ``R`` the reward noise
+  scale; ``λ = √M`` without privacy, ``λ = √(Mκ) σ0 (√(κ + log(1/α)) + √d)`` with it.
   ``radius="theory"`` is Lemma C.4's ``√(2 log(2/α) + d log(1 + Mt/(dλ_min))) + √λ_max + ν`` with
-  ``λ_min = λ/2``, ``λ_max = 3λ/2``, ``ν = σ_tot(√d + √(2 log(4K/α)))/√λ_min`` [R, constants 1];
-* Dubey & Pentland's threshold defaults to ``D = T log(MT)/(dM)`` (Wang et al. 2020's choice [K],
+  ``λ_min = λ/2``, ``λ_max = 3λ/2``, ``ν = σ_tot(√d + √(2 log(4K/α)))/√λ_min`` (our reconstruction
+  of the lemma, constants 1);
+* Dubey & Pentland's threshold defaults to ``D = T log(MT)/(dM)`` (Wang et al. 2020's choice,
   override with ``threshold``), their privatizer is protocol P's tree over at most ``T`` syncs, at
   the same ``σ0`` rule with ``B = 1``; the sync rule uses the exact local ``log det`` increment
-  (matrix determinant lemma), as in §7.1 line 9.
+  (matrix determinant lemma), as in line 9 of the paper's Algorithm 3.
 
 **Vectorization.** ``R`` repetitions × ``M`` silos are arrays; rounds loop. A round's scores
 ``⟨x, θ⟩`` and ``xᵀPx`` of all ``K`` arms are two matrix products per silo for all repetitions at
 once: ``xᵀPx = c(P) · triu(x xᵀ)`` with ``c(P)`` the packed upper triangle of ``P`` (off-diagonal
 entries doubled) and the arms' quadratic features ``triu(x xᵀ)`` (``d(d+1)/2`` of them, shared by
-the repetitions) formed in the drawing thread (:func:`_quadratic_features`, :func:`_scores`);
+the repetitions) formed in the drawing thread;
 ``W`` is kept packed, ``V^{-1}`` has a rank-one update of ``(R, M, d, d)``. The arms of a round
-come from the instance's keyed stream (:mod:`learners.linear_instances`), the reward noise from
+come from the instance's keyed stream (:mod:`learners.linear.instances`), the reward noise from
 each repetition's tape, and the privacy noise of repetition ``r`` from a Philox stream keyed by
 two words drawn from ``rng`` (the ``r``-th pair), so a repetition's run has the same law however
 many run beside it; its trajectory agrees with its run alone up to rounding (BLAS blocks the rows
@@ -82,7 +85,8 @@ class RunResult:
     pseudo_regret : numpy.ndarray, shape (R, C)
         Group pseudo-regret ``Σ_i Σ_{s<=t} max_a μ - μ_{a_s,i}`` (Zhou & Chowdhury (2024)'s ``R_M(T)``).
     realized_regret : numpy.ndarray, shape (R, C)
-        ``Σ_i Σ_{s<=t} r(best) - r(a_s,i)`` with ``best`` the mean-best arm (the code's measure, §8.4).
+        ``Σ_i Σ_{s<=t} r(best) - r(a_s,i)`` with ``best`` the mean-best arm (the authors' code's
+        measure of the paper's Figures 2-3).
     syncs : numpy.ndarray of int64, shape (R,)
         Synchronisations (communication rounds).
     reals : numpy.ndarray of int64, shape (R,)
@@ -90,7 +94,7 @@ class RunResult:
     bits : numpy.ndarray of int64, shape (R,)
         ``64 · reals``.
     clipped : numpy.ndarray of int64, shape (R,)
-        Syncs at which ``λI + W̃_syn`` had an eigenvalue below the floor and was clipped (§10.7).
+        Syncs at which ``λI + W̃_syn`` had an eigenvalue below the floor and was clipped.
     noise : Noise
     regularizer : float
         ``λ``.
@@ -301,9 +305,9 @@ def run(
     learner : Learner
         From :func:`make_learner`.
     instances : LinearInstance or sequence of them
-        A :class:`~learners.linear_instances.SyntheticInstance` (Zhou & Chowdhury (2024), §6) or a real-data
-        :class:`~learners.linear_instances.QueryInstance` (§8.3; anything with the
-        :class:`~learners.linear_instances.LinearInstance` interface): one instance for every
+        A :class:`~learners.linear.instances.SyntheticInstance` (Zhou & Chowdhury (2024), §6) or a
+        real-data :class:`~learners.linear.instances.QueryInstance` (§6 and App. H; anything with
+        the :class:`~learners.linear.instances.LinearInstance` interface): one instance for every
         repetition (the paper's setting: the instance is fixed across runs), or one per repetition
         (same ``d``, ``K``, ``M``).
     horizon : int

@@ -1,7 +1,7 @@
 """Linear contextual bandit instances of the federated LinUCB paper, computed round by round.
 
-The synthetic instance of Zhou & Chowdhury (ICLR 2024), spec ``federated-lcb.md`` §8.2, as the
-authors' code builds it (``synth_env``): at every round ``t`` and silo ``i`` there are ``K`` arms,
+The synthetic instance of Zhou & Chowdhury (ICLR 2024), §6, as the authors' code builds it
+(``synth_env``): at every round ``t`` and silo ``i`` there are ``K`` arms,
 
 * ``x = [u, 1]`` with ``u`` uniform on the unit sphere of ``R^{d-1}`` (a Gaussian, normalized),
   so ``‖x‖ = √2``;
@@ -219,7 +219,7 @@ class QueryInstance:
     :func:`learners.datasets.default_linear_instance` (the offline stand-in). The ``Q = M·q``
     queries are stored in ``M`` contiguous blocks of ``q`` queries, block ``i`` belonging to silo
     ``i``; query ``j``'s documents are rows ``offsets[j]:offsets[j + 1]``. In every round each
-    silo draws one query of its block uniformly at random (the authors' ``randint`` [C]); its arms
+    silo draws one query of its block uniformly at random (the authors' code's ``randint``); its arms
     are that query's documents, the learner sees their ``features`` and a played document pays its
     ``means`` entry, with no noise.
 

@@ -6,43 +6,47 @@
   (``κ`` Gaussian nodes per stream, exact GDP accounting) meets ``(ε, δ)`` under the chosen
   sensitivities — certified;
 * ``"paper"``: Theorem 5.1's ``σ0² = 8κ(log(2/δ) + ε)/ε²`` (:func:`accounting.tree.paper_sigma`;
-  derived for ``L = 1``, loose enough that it holds even with replace-one sensitivities, §7.5 A4);
+  derived for ``L = 1``, loose enough that it holds even with replace-one sensitivities, as exact
+  accounting shows);
 * ``"code"``: the authors' code ``σ0 = √(κ(log(1/δ) + ε))/ε`` (:func:`accounting.tree.code_sigma`),
-  for reproducing the figures only: it does **not** meet its claim in general (§10.3; at
-  ``(5, 0.1)`` its ``δ(5) ≈ 0.18`` at ``L = 1``). The run still reports the exact ε of what it
+  for reproducing the figures only: it does **not** meet its claim in general (it is
+  ``√8`` times the paper's and has ``log(1/δ)`` for ``log(2/δ)``: at ``(5, 0.1)`` its exact
+  ``δ(5) ≈ 0.18`` at ``L = 1``). The run still reports the exact ε of what it
   released, and :attr:`Privacy.meets_claim` says whether the claim holds.
 
 **SDP via amplification** (Theorem 5.3 and Lemma F.2, App. F; the explicit constants are our
-reconstruction, the theorem states σ0 only up to O(·)). The shuffler permutes the ``M``
-silos' messages, which leaves the server's sum unchanged, so only ``σ0`` differs:
-``sigma_mode="exact"`` is :func:`accounting.shuffle.theorem53_sigma0` (explicit constants, Lemma
-F.2 inverted, advanced composition over ``κ`` releases per stream, sensitivity the larger of the
-two streams'), and a setting where Lemma F.2's hypotheses fail for every ``ε0`` (it needs
-``M > 16 ln(2/δ_lemma)``: the paper's ``M = 100`` at ``δ = 10⁻⁴`` or ``0.1``) is refused as
-infeasible (:class:`~learners.errors.ProtocolError`, before anything runs; :func:`noise_of` reports
-it); ``"code"`` is the authors' ``σ0 = √(κ log(1/δ) log(1 + κ/(Tδ)) log(Mκ/δ))/(ε√M)``, for
-reproducing Figure 2(a) uncertified (``"paper"`` has no constants and is refused). The ledger
-holds the Gaussian node releases as for silo-level LDP: each silo's transcript is an adaptive
-composition in which only the changed user's silo's ``κ`` nodes per stream depend on her, so its
-exact ε is also a central (shuffle-model) guarantee; :attr:`Privacy.epsilon` is the smaller of it
-and Theorem 5.3's certified total (where the run's δ covers the theorem's). Inside the theorem's
-range ``σ0 ≳ T·polylog`` (§5.2.4 [O]), so the plain Gaussian ledger is usually the smaller.
+reconstruction, the theorem states σ0 only up to O(·)). The shuffler permutes the ``M`` silos'
+messages, which leaves the server's sum unchanged, so only ``σ0`` differs: ``sigma_mode="exact"`` is
+:func:`accounting.shuffle.theorem53_sigma0` (explicit constants, Lemma F.2 inverted, advanced
+composition over ``κ`` releases per stream, sensitivity the larger of the two streams'), and a
+setting where Lemma F.2's hypotheses fail for every ``ε0`` (it needs ``M > 16 ln(2/δ_lemma)``: the
+paper's ``M = 100`` at ``δ = 10⁻⁴`` or ``0.1``) is refused as infeasible
+(:class:`~learners.errors.ProtocolError`, before anything runs; :func:`noise_of` reports it);
+``"code"`` is the authors' ``σ0 = √(κ log(1/δ) log(1 + κ/(Tδ)) log(Mκ/δ))/(ε√M)``, for reproducing
+Figure 2(a) uncertified (``"paper"`` has no constants and is refused). The ledger holds the Gaussian
+node releases as for silo-level LDP: each silo's transcript is an adaptive composition in which only
+the changed user's silo's ``κ`` nodes per stream depend on her, so its exact ε is also a central
+(shuffle-model) guarantee; :attr:`Privacy.epsilon` is the smaller of it and Theorem 5.3's certified
+total (where the run's δ covers the theorem's). Inside the theorem's range ``σ0 ≳ T·polylog`` (our
+reading of the theorem's conditions ``ε ≲ √κ/(T√M)``), so the plain Gaussian ledger is usually the
+smaller.
 
 **SDP via the vector-sum protocol P_T^Vec** (Algorithms 5-6, App. F.2, and Theorem 5.5; P_Vec is
-Cheu, Joseph, Mao & Peng (2021)).
-The node of level ``i`` is one P_Vec call over its ``n_i = 2^i B M`` data points (every silo's
-per-round ``x y`` and upper triangle of ``x xᵀ``, norms ``<= clip`` and ``<= 1``), re-randomized
-afresh in each call; the analyzer's view is simulated exactly by :func:`learners.protocols.shuffle_sum`'s
-count path (``Σ x̂ + Bin(n b, p)``), one batch at a time (:meth:`_State.vector_step`). Its noise is
-central-level (one noise per call, no factor ``M``: ``λ`` and the theory radius use ``√κ σ̂``).
-``sigma_mode="exact"``: :func:`accounting.calibration.shuffle_sum_parameters` ``("cheu-vector")``
-at a per-call ``(ε0, δ0)`` with ``δ0 = δ/(4κ)`` and ``ε0`` the largest whose optimal composition over
-the ``2κ`` calls a user's two points enter meets ``(ε, δ)``; the ledger holds those ``ApproxDP``
-calls and ``ε`` is their Kairouz–Oh–Viswanath composition (the accountant's ``pld`` route), certified
-for the lazy variant (Algorithm 1's within-batch adaptivity changes up to ``B`` points, §10.1).
+Cheu, Joseph, Mao & Peng (2021)). The node of level ``i`` is one P_Vec call over its
+``n_i = 2^i B M`` data points (every silo's per-round ``x y`` and upper triangle of ``x xᵀ``, norms
+``<= clip`` and ``<= 1``), re-randomized afresh in each call; the analyzer's view is simulated
+exactly by :func:`learners.protocols.shuffle_sum`'s count path (``Σ x̂ + Bin(n b, p)``), one batch
+at a time (:meth:`learners.linear.state.State.vector_step`). Its noise is central-level (one noise
+per call, no factor ``M``: ``λ`` and the theory radius use ``√κ σ̂``). ``sigma_mode="exact"``:
+:func:`accounting.calibration.shuffle_sum_parameters` ``("cheu-vector")`` at a per-call ``(ε0, δ0)``
+with ``δ0 = δ/(4κ)`` and ``ε0`` the largest whose optimal composition over the ``2κ`` calls a user's
+two points enter meets ``(ε, δ)``; the ledger holds those ``ApproxDP`` calls and ``ε`` is their
+Kairouz–Oh–Viswanath composition (the accountant's ``pld`` route), certified for the lazy variant
+(Algorithm 1's within-batch adaptivity changes up to ``B`` points: :mod:`learners.linear.privacy`).
 ``"code"``: the authors' ``b = ⌈g² ln(d²/δ)²/(ε² n)⌉`` (``scale = 1``, ceil instead of numpy's
-truncation), uncertified: no ledger, ``ε = inf``. The 24·10⁴ of the theory mode (spec [K], constants
-uncertain) makes its noise far larger than the code's (σ̂ ≈ 10⁴ against 2 at ``d = 4``, ``ε = 1``).
+truncation), uncertified: no ledger, ``ε = inf``. The ``scale ≈ 24·10⁴`` of the theory mode (Cheu et
+al. 2021 as recalled, constants uncertain) makes its noise far larger than the code's (σ̂ ≈ 10⁴
+against 2 at ``d = 4``, ``ε = 1``).
 
 **Sensitivities** (``sensitivity``; derived here: the paper states ``L = 1`` only).
 ``"replace-one"`` (default, the paper's relation): ``2c`` on the bias stream and ``√2`` on the
@@ -137,7 +141,8 @@ class Noise:
 
     def copies(self, agents: int) -> int:
         """Independent noises in a node sum over the silos: ``M`` (each silo adds its own, protocol P)
-        or 1 (P_Vec adds noise once per call, central-level: §5.3.3, "no factor M")."""
+        or 1 (P_Vec adds noise once per call, central-level: Zhou & Chowdhury (2024), Theorem 5.5,
+        "no factor M")."""
         return 1 if self.vector is not None else agents
 
 
@@ -161,7 +166,8 @@ class VectorSum:
     certified : bool
         Whether each call's ``(ε0, δ0)`` is the cited theorem's (``"exact"``: parameters from
         :func:`accounting.calibration.shuffle_sum_parameters` ``("cheu-vector")``); the code's
-        ``scale = 1`` parameters certify nothing (§10.5).
+        ``scale = 1`` parameters certify nothing (not split over the calls, and ``scale`` far below
+        the theorem's).
     """
 
     epsilon0: float
@@ -202,7 +208,9 @@ def _theorem53(
 
 
 def _code_sdp_sigma(epsilon: float, delta: float, kappa: int, agents: int, horizon: int) -> float:
-    """The authors' code for Theorem 5.3: ``√(κ log(1/δ) log(1 + κ/(Tδ)) log(Mκ/δ))/(ε√M)`` (§5.2.4 [C])."""
+    """The authors' code for Theorem 5.3: ``√(κ log(1/δ) log(1 + κ/(Tδ)) log(Mκ/δ))/(ε√M)`` (Zhou &
+    Chowdhury (2024), Theorem 5.3 without its constants, with ``log(1 + κ/(Tδ))`` for the theorem's
+    ``log(κ/(δT))``)."""
     with mp.workdps(40):
         e, d = mp.mpf(epsilon), mp.mpf(delta)
         inner = kappa * mp.log(1 / d) * mp.log1p(kappa / (horizon * d)) * mp.log(agents * kappa / d)
@@ -272,14 +280,16 @@ def _vec_total(epsilon0: float, delta0: float, calls: int, delta: float) -> floa
 
 @cache
 def _vec_budget(epsilon: float, delta: float, kappa: int) -> tuple[float, float]:
-    """The per-call ``(ε0, δ0)`` of P_T^Vec's ``"exact"`` mode (§5.3.3, the spec's safe reading).
+    """The per-call ``(ε0, δ0)`` of P_T^Vec's ``"exact"`` mode (a safe reading of Zhou & Chowdhury
+    (2024), Theorem 5.5).
 
     A user's two data points (bias and covariance) each enter at most ``κ`` calls: ``2κ`` adaptive
     ``(ε0, δ0)``-SDP calls. ``δ0 = δ/(4κ)`` (half of ``δ`` spent by the calls, half left to the
     composition) and ``ε0`` the largest, by bisection, whose optimal composition (Kairouz–Oh–
     Viswanath) is at most ``ε`` at ``δ``; ``ε0 <= 15``, the range of P_Vec's guarantee. Theorem 5.5
     instead uses advanced composition with ``ε0 = ε/(2√(2κ log(2/δ)))`` and ``δ0 = δ/(2κ)`` per
-    stream, which spends all of ``δ`` on the calls and drops the second-order term (§5.3.3 [O]).
+    stream, which spends all of ``δ`` on the calls and drops the second-order term of advanced
+    composition (our observation).
     """
     delta0 = delta / (4 * kappa)
     calls = 2 * kappa
@@ -301,9 +311,9 @@ def _vec_budget(epsilon: float, delta: float, kappa: int) -> tuple[float, float]
 def _code_vec_parameters(
     epsilon: float, delta: float, users: int, dim: int, coords: int, bound: float
 ) -> ShuffleSumParameters:
-    """The authors' code's P_Vec parameters [C]: ``g = max(⌈2√n⌉, d, 4)``, ``p = 1/4``,
+    """The authors' code's P_Vec parameters: ``g = max(⌈2√n⌉, d, 4)``, ``p = 1/4``,
     ``b = ⌈g² ln(d²/δ)²/(ε² n)⌉`` (``scale = 1``, the total ``(ε, δ)``; the code leaves ``b`` a
-    float, which numpy truncates, §10.5) — not a guarantee."""
+    float, which numpy truncates) — not a guarantee."""
     with mp.workdps(50):
         g = max(int(mp.ceil(2 * mp.sqrt(users))), dim, 4)
         b = max(

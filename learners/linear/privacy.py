@@ -9,7 +9,8 @@ and the run is ``(ε, δ)``-silo-level LDP by the ledger (adaptive composition o
 so one user can change up to ``B`` terms of ``γ_k``: the paper's per-user argument does not hold,
 and the ledger certifies Algorithm 1 only with ``sensitivity="batch"``. :attr:`Privacy.certified`
 says which case a run is in. **Dubey & Pentland** (Algorithm 3) decides *when* to sync from
-non-private local data, a side channel no content noise covers (§7.2, Example 3.1): it is never
+non-private local data, a side channel no content noise covers (Zhou & Chowdhury 2024,
+Example 3.1 and App. B.1): it is never
 private, whatever its noise; its result says so (``certified=False``, ``epsilon = inf``), and the
 privacy its content noise alone would give with a public schedule is reported separately
 (``content_epsilon``).
@@ -156,7 +157,8 @@ def privacy_of(
         )
     elif learner.sigma_mode == "code":
         notes.append(
-            "sigma_mode='code': the authors' code's sigma0, which does not meet its claim in general (§10.3)"
+            "sigma_mode='code': the authors' code's sigma0, which does not meet its claim in general "
+            "(it is √8 times Theorem 5.1's)"
         )
     if certified and not meets:
         notes.append(f"the release's exact epsilon {epsilon:g} exceeds the claimed {learner.epsilon:g}")
@@ -198,7 +200,7 @@ def _vector_privacy(
         content = math.inf
         notes.append(
             "sigma_mode='code': the authors' P_Vec parameters (b = g² ln(d²/δ)²/(ε² n), scale = 1, the total "
-            "(ε, δ) per call) are not covered by the cited theorem (§10.5): nothing is certified, no ledger"
+            "(ε, δ) per call) are not covered by the cited theorem: nothing is certified, no ledger"
         )
     certified = vec.certified and learner.lazy
     if vec.certified and not learner.lazy:

@@ -1,7 +1,7 @@
 """LinUCB's regularizer ``λ`` and confidence radius ``β_t`` in the federated LinUCB paper.
 
-Zhou & Chowdhury (2024): :func:`regularizer_of` is the authors' code's ``λ`` (§3.1), :func:`radius`
-the code's ``β_t`` or Lemma C.4's.
+Zhou & Chowdhury (2024): :func:`regularizer_of` is the authors' code's ``λ`` (the paper's Lemma C.4
+states it only up to ``Θ(·)``), :func:`radius` the code's ``β_t`` or Lemma C.4's.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ __all__ = ["radius", "regularizer_of"]
 
 
 def regularizer_of(learner: Learner, noise: Noise, agents: int, dim: int) -> float:
-    """``λ``: the learner's own, or the code's ``√M`` / ``√(Mκ) σ0 (√(κ + log(1/α)) + √d)`` (§3.1)."""
+    """``λ``: the learner's own, or the code's ``√M`` / ``√(Mκ) σ0 (√(κ + log(1/α)) + √d)``."""
     if learner.regularizer is not None:
         return learner.regularizer
     m = v.integer("agents", agents, minimum=1)
@@ -27,7 +27,7 @@ def regularizer_of(learner: Learner, noise: Noise, agents: int, dim: int) -> flo
     k = noise.kappa
     sigma = noise.sigma0
     if noise.vector is not None and learner.sigma_mode == "code" and learner.delta is not None:
-        # the code's "noise level" of the vector-sum variant (§5.3.3 [C]), used only for λ
+        # the code's "noise level" of the vector-sum variant (Theorem 5.5's σ̂), used only for λ
         assert learner.epsilon is not None
         delta = learner.delta
         sigma = math.sqrt(k * math.log(1 / delta)) * math.log(k * d * d / delta) / learner.epsilon
@@ -39,7 +39,9 @@ def regularizer_of(learner: Learner, noise: Noise, agents: int, dim: int) -> flo
 def radius(
     learner: Learner, noise: Noise, lam: float, agents: int, dim: int, scale: float
 ) -> Callable[[int], float]:
-    """``t -> β_t`` (see the module docstring)."""
+    """``t -> β_t``: the code's ``crs (√λ S + R √(d log(1 + t M/(dλ)) + log(1/α)))`` with ``S = √d``
+    and ``R = scale``, or (``radius="theory"``) Lemma C.4's
+    ``√(2 log(2/α) + d log(1 + Mt/(dλ_min))) + √λ_max + ν``, ``λ_min = λ/2``, ``λ_max = 3λ/2``."""
     a, m, d = learner.alpha, agents, dim
     if learner.radius == "code":
         s = math.sqrt(d)

@@ -7,16 +7,16 @@ Algorithms (:data:`ALGORITHMS`):
 =========================  =================================================================
 name                       what it is
 =========================  =================================================================
-``fedlinucb``              Algorithm 1 without privacy: exact sums, fixed batch ``B`` [C]
+``fedlinucb``              Algorithm 1 without privacy: exact sums, fixed batch ``B``
 ``fedlinucb-lazy``         the same, deciding from the synced statistics only
 ``ldp-fedlinucb``          Algorithm 1 + protocol P (Algorithm 2, silo-level LDP, Thm 5.1)
-``ldp-fedlinucb-lazy``     Algorithm 8 (§11.1) + protocol P: decisions from synced data only
+``ldp-fedlinucb-lazy``     Algorithm 8 (App. G) + protocol P: decisions from synced data only
 ``sdp-fedlinucb-amp``      Algorithm 1 + P with a shuffler, σ0 of Theorem 5.3 (Lemma F.2)
 ``sdp-fedlinucb-amp-lazy`` the same with Algorithm 8's decisions
 ``sdp-fedlinucb-vec``      Algorithm 1 + P_T^Vec (Algorithms 5-6, Theorem 5.5): shuffle vector sums
 ``sdp-fedlinucb-vec-lazy`` the same with Algorithm 8's decisions
-``dubey-pentland``         Dubey & Pentland 2020 as the paper's Algorithm 3 (§7.1): adaptive
-                           sync rule on non-private local data — **not private** (§7.2)
+``dubey-pentland``         Dubey & Pentland 2020 as the paper's Algorithm 3: adaptive sync
+                           rule on non-private local data — **not private** (Example 3.1)
 =========================  =================================================================
 """
 
@@ -54,7 +54,7 @@ class Algorithm:
     schedule: str
     #: The trust model its privacy is stated in (``"silo-ldp"``, ``"shuffle"`` or ``"none"``).
     model: str
-    #: How a node is released: ``"gaussian"`` (protocol P) or ``"vector-sum"`` (P_T^Vec, §5.3).
+    #: How a node is released: ``"gaussian"`` (protocol P) or ``"vector-sum"`` (P_T^Vec, Theorem 5.5).
     release: str = "gaussian"
 
 
@@ -157,7 +157,7 @@ class Learner:
         v.choice("sigma_mode", self.sigma_mode, SIGMA_MODES)
         if algorithm.model == "shuffle" and self.sigma_mode == "paper":
             why = (
-                "Theorem 5.5's split spends all of δ on the calls (§5.3.3)"
+                "Theorem 5.5's split spends all of δ on the calls"
                 if algorithm.release == "vector-sum"
                 else "Theorem 5.3 states σ0 only up to constants"
             )

@@ -1,15 +1,17 @@
 """The state of a federated LinUCB run: the silos' statistics, protocol P's tree and the ledgers.
 
-**Protocol P** (Algorithm 2, §4; the tree-based mechanism of Dwork et al. 2010 and Chan, Shi &
-Song 2011, whose description the extracted text lost, rebuilt from Algorithms 4-5 and the authors'
-code). Each silo keeps, per stream, raw (noise-free) p-sum
-registers ``α_0..α_{κ-1}``; at sync ``k`` it sets ``α_{i_k} = Σ_{j<i_k} α_j + γ_k`` (``i_k`` the
-lowest set bit of ``k``) and releases ``α_{i_k} + Z`` with fresh noise: ``N(0, σ0² I_d)`` on the
-bias vector and the symmetric ``(N + Nᵀ)/2``, ``N`` i.i.d. ``N(0, σ0²)``, on the covariance matrix
-(diagonal variance ``σ0²``, off-diagonal ``σ0²/2``; post-processing of i.i.d. noise on all ``d²``
-entries, §4.3, §10.6). The server keeps its own registers ``α̃_{i_k} = Σ_i (released)`` and
-*replaces* ``Ũ_syn, W̃_syn`` by ``Σ_{j: bit j of k} α̃_j`` (§10.9). The shuffler of the SDP
-variants does not change the sum, so it is not simulated.
+**Protocol P** (Zhou & Chowdhury 2024, Algorithm 2, §4; the tree-based mechanism of Dwork et al.
+2010 and Chan, Shi & Song 2011, whose description the extracted text lost, rebuilt from Algorithms
+4-5 and the authors' code). Each silo keeps, per stream, raw (noise-free) p-sum registers
+``α_0..α_{κ-1}``; at sync ``k`` it sets ``α_{i_k} = Σ_{j<i_k} α_j + γ_k`` (``i_k`` the lowest set
+bit of ``k``) and releases ``α_{i_k} + Z`` with fresh noise: ``N(0, σ0² I_d)`` on the bias vector
+and the symmetric ``(N + Nᵀ)/2``, ``N`` i.i.d. ``N(0, σ0²)``, on the covariance matrix (diagonal
+variance ``σ0²``, off-diagonal ``σ0²/2``, as the authors' code draws it: post-processing of i.i.d.
+noise on all ``d²`` entries, so as private as that, and symmetric with independent entries on and
+above the diagonal as Assumption C.3 asks). The server keeps its own registers
+``α̃_{i_k} = Σ_i (released)`` and *replaces* ``Ũ_syn, W̃_syn`` by ``Σ_{j: bit j of k} α̃_j`` (the
+paper's example ``k = 6``: ``P[5, 6] = γ_5 + γ_6``). The shuffler of the SDP variants does not
+change the sum, so it is not simulated.
 """
 
 from __future__ import annotations
