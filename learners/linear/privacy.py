@@ -15,7 +15,11 @@ private, whatever its noise; its result says so (``certified=False``, ``epsilon 
 privacy its content noise alone would give with a public schedule is reported separately
 (``content_epsilon``).
 
-
+**Privacy ledger.** At every sync of a fixed schedule the node released at level ``i_k`` contains
+batches ``k - 2^{i_k} + 1 .. k``; a Gaussian event per stream is composed, as it is released,
+into the :class:`~accounting.accountant.Accountant` of each of those batches. Users of batches
+whose ledgers are equal are grouped: :attr:`RunResult.ledgers` maps the number of released nodes
+per stream a batch entered to its ledger (the first batch enters ``κ``, the most).
 """
 
 from __future__ import annotations

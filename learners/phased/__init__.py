@@ -10,9 +10,10 @@ name              what it is                             privatizer
 ``cdp-dpe``       Algorithm 1, central DP (Thm 4.2)      the server adds ``N(0, σ_nc² I)`` (eq. 5)
 ``ldp-dpe``       Algorithm 1, local DP (Thm 4.4)        every client adds ``N(0, σ_nl² I)`` (eq. 7)
 ``sdp-dpe``       Algorithm 1, shuffle DP (Thm 4.6)      Algorithm 2, the vector shuffle protocol
-``dpe-fixedu``    §7.3's DPE-FixedU: ``U`` clients in    plain average
+``dpe-fixedu``    §7's DPE-FixedU: ``U`` clients in      plain average
                   every phase (equal communication)
-``pe``            Algorithm 3 without privacy ([LS20])   plain sum of one reward per client
+``pe``            Algorithm 3 without privacy            plain sum of one reward per client
+                  (Lattimore & Szepesvári 2020)
 ``cdp-pe``        Algorithm 3, central DP (Thm C.1)      the server adds ``N(0, σ_nc²)`` per action
 ``ldp-pe``        Algorithm 3, local DP (Thm C.3)        every client adds ``N(0, σ_nl²)``
 ``sdp-pe``        Algorithm 3, shuffle DP (Thm C.6)      Algorithm 4, the scalar shuffle protocol
@@ -26,7 +27,8 @@ One module per idea:
 * :mod:`learners.phased.noise`: the privatizers' noise (:func:`noise_of`, the shuffle protocols'
   parameters, :func:`sdp_average`);
 * :mod:`learners.phased.privacy`: what a run guarantees (:func:`privacy_of`);
-* :mod:`learners.phased.engine`: the vectorized run (:func:`run`, :class:`RunResult`);
+* :mod:`learners.phased.engine`: the vectorized run (:func:`run`);
+* :mod:`learners.phased.record`: what a run returns (:class:`RunResult`, :class:`PhaseRecord`);
 * :mod:`learners.phased.instances`: the population model and the synthetic instance of §7.
 """
 
@@ -35,9 +37,10 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
-from learners.phased.engine import PhaseRecord, RunResult, run
+from learners.phased.engine import run
 from learners.phased.noise import Noise, noise_of, sdp_average, sdp_dpe_parameters, sdp_pe_parameters
 from learners.phased.privacy import Privacy, privacy_of
+from learners.phased.record import PhaseRecord, RunResult
 from learners.phased.spec import (
     ALGORITHMS,
     CALIBRATIONS,

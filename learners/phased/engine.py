@@ -1,6 +1,6 @@
 """The vectorized engine of DP-DPE and DP-PE (Li, Zhou & Ji 2022, Algorithms 1 and 3).
 
-**Communication** (eq. 2, §9.8): ``Σ_l s_l |U_l|`` reals (DPE, CDP, LDP, DPE-FixedU),
+**Communication** (eq. 2, Li, Zhou & Ji 2022, §2.2): ``Σ_l s_l |U_l|`` reals (DPE, CDP, LDP, DPE-FixedU),
 ``Σ_l (g_l + b_l) s_l |U_l|`` bits (SDP); DP-PE: one real, or ``g + b`` bits, per client. Only
 phases that finish before ``T`` report: a phase cut off by the horizon is never aggregated (its
 clients are not sampled, line 7 follows line 6), and is not counted.
@@ -8,22 +8,28 @@ clients are not sampled, line 7 follows line 6), and is not counted.
 **Regret.** ``pseudo_regret`` is the paper's (eq. 1), against ``θ*``, exact per round: within a
 phase the support is played in increasing action index, ``T_l(x)`` times each. ``realized_regret``
 is, for DP-DPE, the regret on the mean parameter of the phase's clients, ``Σ_t ⟨θ̄_{U_l}, x* -
-x_t⟩`` (the sample the server learns from; not the paper's measure, §1.2; equal to the
+x_t⟩`` (the sample the server learns from; not the paper's measure, eq. 1; equal to the
 pseudo-regret in a phase without clients); for DP-PE, ``T⟨θ*, x*⟩ - Σ_t y_t`` with the rewards
-the clients observed (unclipped). Once a single action remains (P4) it is played to ``T`` with no
+the clients observed (unclipped). Once a single action remains (Remark 3.2) it is played to ``T`` with no
 further clients, and both curves add its gap per round.
 
+**Vectorization and randomness.** Repetitions (leading axis ``R``), clients and actions are array
+axes; phases loop. Repetition ``r`` draws its clients and rewards from streams seeded by four words
+of ``tapes[r]`` (a fresh generator of the same seed gives every algorithm the same clients while
+the designs agree), its design directions from another, and its privacy noise from a stream seeded
+by the ``r``-th four words drawn from ``rng``: the only per-repetition Python loops draw random
+numbers (and call the shuffle protocol, whose parameters depend on the repetition's ``s_l``), so a
+repetition's numbers do not depend on how many run beside it.
 
+**Measured** (``tests/benchmarks/test_phased_bench.py``): see that module's docstring.
 """
 
 from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
 from fractions import Fraction
-from functools import cached_property
 
 import numpy as np
 from numpy.typing import NDArray
@@ -38,7 +44,6 @@ from learners.errors import ParameterError, ParameterTypeError
 from learners.phased.instances import PhasedInstance
 from learners.phased.noise import (
     SIGMA_UP,
-    Noise,
     noise_of,
     released_event,
     sdp_average,
@@ -46,7 +51,7 @@ from learners.phased.noise import (
     sdp_pe_parameters,
     theorem_a2_sd,
 )
-from learners.phased.privacy import Privacy, privacy_of
+from learners.phased.record import PhaseRecord, RunResult
 from learners.phased.spec import (
     FLOAT_BITS,
     MAX_HORIZON,
@@ -58,106 +63,11 @@ from learners.phased.spec import (
 from learners.protocols import shuffle_sum
 from learners.runs import checkpoint_rounds, read_only, report_delta
 
-__all__ = ["PhaseRecord", "RunResult", "run"]
+__all__ = ["run"]
 
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
 BoolArray = NDArray[np.bool_]
-
-
-@dataclass(frozen=True, eq=False)
-class PhaseRecord:
-    """What one phase did, for the repetitions ``reps`` that finished it (given to ``run``'s observer).
-
-    Arrays have a leading axis over ``reps`` (``n``); per-action arrays are over the support,
-    padded to the largest (``support = -1``, ``counts = 0`` in the padding).
-    """
-
-    phase: int
-    h: float
-    reps: IntArray
-    start: IntArray  # (n,): t_l
-    clients: int  # |U_l| (DP-DPE); 0 for DP-PE (T_l(x) clients per action)
-    support: IntArray  # (n, s): action indices played, in play order
-    counts: IntArray  # (n, s): T_l(x)
-    average: FloatArray  # (n, s): the non-private average (DP-DPE) or sum (DP-PE) of the clipped reports
-    released: FloatArray  # (n, s): ỹ_l
-    noise_sd: FloatArray  # (n, s): sd of ỹ_l - average (Gaussian), or the bound on it the width uses
-    sigma_n: FloatArray  # (n,): σ_n in the width
-    width: FloatArray  # (n,): W_l
-    theta_hat: FloatArray  # (n, d)
-    active: BoolArray  # (n, k): D_l
-    eliminated: BoolArray  # (n, k): E_l
-    messages: IntArray  # (n,): communication of the phase, in the model's unit (reals or bits)
-
-
-@dataclass(frozen=True, eq=False)
-class RunResult:
-    """The outcome of :func:`run` for ``R`` repetitions (arrays read-only).
-
-    Attributes
-    ----------
-    learner : Learner
-    mode : str
-        ``"faithful"`` or ``"practical"`` (also in :attr:`Learner.label`).
-    horizon : int
-    rounds : numpy.ndarray of int64, shape (C,)
-    pseudo_regret : numpy.ndarray, shape (R, C)
-        ``Σ_{t<=T} ⟨θ*, x* - x_t⟩`` (eq. 1).
-    realized_regret : numpy.ndarray, shape (R, C)
-        See the module docstring.
-    phases : numpy.ndarray of int64, shape (R,)
-        Phases that finished (and released) before ``T``.
-    clients : numpy.ndarray of int64, shape (R,)
-        Users sampled (each reports once).
-    reals, bits : numpy.ndarray of int64, shape (R,)
-        Communication: reals sent (0 for the shuffle protocols), and bits (64 per real, or the
-        protocols' one-bit messages).
-    final_arms : numpy.ndarray of int64, shape (R,)
-        ``|D|`` at the end.
-    noise : Noise
-    beta : float
-        The widths' ``β``.
-    delta : float
-        The δ of :attr:`privacy`.
-    """
-
-    learner: Learner
-    mode: str
-    horizon: int
-    rounds: IntArray
-    pseudo_regret: FloatArray
-    realized_regret: FloatArray
-    phases: IntArray
-    clients: IntArray
-    reals: IntArray
-    bits: IntArray
-    final_arms: IntArray
-    noise: Noise
-    beta: float
-    delta: float
-    _ledgers: Mapping[int, Accountant] = field(repr=False)
-
-    @property
-    def unit(self) -> str:
-        """The unit of :attr:`communication` (§9.8): ``"bits"`` for the shuffle protocols, else
-        ``"reals"``."""
-        return "bits" if self.noise.kind == "protocol" else "reals"
-
-    @property
-    def communication(self) -> IntArray:
-        """``C(T)`` (eq. 2) in :attr:`unit`, shape ``(R,)``."""
-        return self.bits if self.unit == "bits" else self.reals
-
-    @property
-    def ledgers(self) -> dict[int, Accountant]:
-        """The ledger of a client of each phase that released, keyed by the phase (copies)."""
-        return {n: acc.copy() for n, acc in self._ledgers.items()}
-
-    @cached_property
-    def privacy(self) -> Privacy:
-        """:func:`privacy_of` the run's ledgers at :attr:`delta`."""
-        return privacy_of(self.learner, self._ledgers, self.delta)
 
 
 # ---------------------------------------------------------------------------------------
@@ -206,7 +116,7 @@ def _check_run(
             "population",
             small,
             f"at least {need} users: '{learner.name}' over T = {T} rounds samples up to {need} fresh clients "
-            "and never reuses one (spec §8 P6)",
+            "and never reuses one (each client reports in one phase: parallel composition)",
         )
     rounds = checkpoint_rounds(T, C)
     return insts, T, list(tapes), rounds
@@ -319,7 +229,7 @@ class _Engine:
         return played
 
     def finish_single_arm(self, reps: IntArray) -> None:
-        """Repetitions with one active action play it to ``T`` (P4)."""
+        """Repetitions with one active action play it to ``T`` (Remark 3.2)."""
         arm = self.active[reps].argmax(axis=1)
         gap = self.gaps[reps, arm][:, None]
         rest = (self.T - self.next_t[reps] + 1)[:, None]
@@ -331,7 +241,7 @@ class _Engine:
     def design(self, reps: IntArray, h: float) -> tuple[IntArray, IntArray, IntArray]:
         """The support (play order, padded with -1), the counts ``T_l(x)`` and ``s_l`` of ``reps``."""
         with warnings.catch_warnings():
-            warnings.simplefilter("ignore", DesignWarning)  # a support above S: S_eff = max(S, s_l) (P1)
+            warnings.simplefilter("ignore", DesignWarning)  # a support above S: S_eff = max(S, s_l) in σ_n
             design = g_optimal_design(
                 self.X[reps],
                 rng=[self.design_rng[r] for r in reps.tolist()],
@@ -407,7 +317,7 @@ class _Engine:
         safe = np.maximum(sup, 0)
         X = self.X[rr[:, None], safe]  # (m, s, d)
         mu = np.where(valid, self.means[rr[:, None], safe], 0.0)
-        # clients: ξ_u ~ N(0, σ² I) and local averages ⟨θ_u, x⟩ + noise_sd N(0, 1/T(x)) (P15)
+        # clients: ξ_u ~ N(0, σ² I) and local averages ⟨θ_u, x⟩ + noise_sd N(0, 1/T(x)), their exact law
         m = rr.size
         xi = np.empty((m, n, self.d))
         z = np.zeros((m, n, width))
@@ -485,8 +395,9 @@ class _Engine:
             sigma_n = 2 * sd * np.sqrt(S_eff * self.d)  # unused: practical widths are data-dependent
         else:
             z = noise.multiplier
-            # ℓ2 sensitivities under replace-one (§1.5): a client's clipped report ȳ ∈ [-B, B]^{s_l}
-            # moves by ‖ȳ - ȳ'‖₂ <= 2B√s_l (eq. 21), the clients' average by 2B√s_l/|U_l| (eq. 19)
+            # ℓ2 sensitivities under replace-one (Li, Zhou & Ji 2022, §4.1): a client's clipped
+            # report ȳ ∈ [-B, B]^{s_l} moves by ‖ȳ - ȳ'‖₂ <= 2B√s_l (eq. 21), the clients' average
+            # by 2B√s_l/|U_l| (eq. 19)
             report = 2 * B * root_s
             squared = [4 * Fraction(B) ** 2 * k for k in s.tolist()]  # Δ² exactly: √s_l is irrational
             if learner.model == "central":
@@ -499,7 +410,8 @@ class _Engine:
                 sigma = report * z * SIGMA_UP  # σ_nl = zΔ, eq. (7): each client's noise on its report
                 sd = sigma / math.sqrt(n)  # the average of n clients' independent noise
                 sigma_n = 2 * sigma * np.sqrt(S_eff * self.d / n)
-            # the ledger from the σ that scales the draw below, never from z beside it (issue 24)
+            # the ledger from the σ that scales the draw below, never from z beside it (halving the drawn
+            # noise must change the ledger)
             self.account(phase, released_event(sigma, squared, z))
         gauss = np.zeros_like(avg)
         for j, r in enumerate(rr.tolist()):
@@ -657,7 +569,7 @@ class _Engine:
             sigma_n = 2 * d * sd.max(axis=1) * root_s / h
             return released, sd, bits, sigma_n
         z = noise.multiplier
-        # each client adds one reward in [-B, B] to one action's sum (§4.4): replacing it moves the
+        # each client adds one reward in [-B, B] to one action's sum (App. C.2): replacing it moves the
         # vector of sums by at most 2B in ℓ2, in every repetition and phase
         sens = 2 * B
         sigma = sens * z * SIGMA_UP  # σ_nc = σ_nl = zΔ (classic: 2B sqrt(2 ln(1.25/δ))/ε), Table 4
@@ -686,7 +598,7 @@ def _sub(
 
 def _least_squares(X: FloatArray, counts: IntArray, weighted: FloatArray) -> tuple[FloatArray, FloatArray]:
     """``θ̂ = V⁺ Σ_x x w(x)`` with ``V = Σ_x T(x) x xᵀ`` over the support (line 17; eq. 53 for DP-PE),
-    and ``V⁺`` (the pseudo-inverse on the span of the support: P4; relative cut ``1e-10``)."""
+    and ``V⁺`` (the pseudo-inverse on the span of the support, Remark 3.2; relative cut ``1e-10``)."""
     V = np.einsum("ms,msd,mse->mde", counts.astype(np.float64), X, X)
     P = np.linalg.pinv(V, rcond=1e-10, hermitian=True)
     G = np.einsum("ms,msd->md", weighted, X)

@@ -1,24 +1,25 @@
-"""The population model of DP-DPE (Li, Zhou & Ji), and the synthetic instance of its Section 7.
+"""The population model of DP-DPE (Li, Zhou & Ji 2022), and the synthetic instance of its Section 7.
 
-Spec ``dp-dpe.md`` §1.2 (the model) and §7.1-§7.2 (the experiment). A finite action set
+Li, Zhou & Ji (2022), §2.1 (the model) and §7 (the experiment). A finite action set
 ``D = {x_1..x_k} ⊂ R^d`` with ``‖x‖ <= 1`` is fixed; the global mean reward is ``f(x) = ⟨θ*, x⟩``;
 a user ``u`` of the population has ``θ_u = θ* + ξ_u`` with ``ξ_u`` zero-mean and
 ``σ``-sub-Gaussian, i.i.d. across users, and observes ``y_{u,t} = ⟨θ_u, x_t⟩ + η_{u,t}`` with
 ``η`` i.i.d. and 1-sub-Gaussian. Regret is always measured against ``θ*`` (eq. 1).
 
 :class:`PhasedInstance` is that model with the laws the simulation uses: ``ξ_u ~ N(0, σ² I_d)``
-(``v·ξ_u ~ N(0, σ²)`` for every unit ``v``, so ``σ``-sub-Gaussian), ``η ~ N(0, noise_sd²)``.
-The population is finite (``population`` users); the learners sample fresh clients from it and
-never reuse one (§8 P6), so a run needs at most ``population`` of them and is refused otherwise.
-The users' ``ξ`` are not materialized: a uniform sample without replacement from an i.i.d.
-population is itself i.i.d., so the learners draw each client's ``ξ`` when it is sampled (§7.2).
+(``v·ξ_u ~ N(0, σ²)`` for every unit ``v``, so ``σ``-sub-Gaussian), ``η ~ N(0, noise_sd²)``. The
+population is finite (``population`` users); the learners sample fresh clients from it and never
+reuse one (each client reports in one phase: the parallel composition of §4), so a run needs at most
+``population`` of them and is refused otherwise. The users' ``ξ`` are not materialized: a uniform
+sample without replacement from an i.i.d. population is itself i.i.d., so the learners draw each
+client's ``ξ`` when it is sampled.
 
-:func:`draw_instance` is §7.2's recipe, every [ASSUMPTION] of the spec a parameter with the
-spec's default: ``k = 1000`` arms i.i.d. uniform on the unit sphere of ``R^20`` (a standard normal
-normalized), ``θ*`` uniform on the sphere of radius ``theta_norm = 1``, ``σ = 0.1``, ``η ~ N(0, 1)``,
-``|𝒰| = 10^6`` (the paper's "10°": 10^6 most likely, §7.1 [UNSURE]). The horizon (``T = 10^6``,
-:data:`PAPER_HORIZON`), ``α = 0.8``, ``B = 1`` and ``δ = 0.25`` are the learner's and the run's
-(:mod:`learners.phased`).
+:func:`draw_instance` is §7's experiment with every detail the paper leaves out a parameter (our
+assumptions as defaults): ``k = 1000`` arms i.i.d. uniform on the unit sphere of ``R^20`` (a
+standard normal normalized), ``θ*`` uniform on the sphere of radius ``theta_norm = 1``, ``σ = 0.1``,
+``η ~ N(0, 1)``, ``|𝒰| = 10^6`` (the OCR of §7 reads "10°": 10^6 most likely, uncertain). The
+horizon (``T = 10^6``, :data:`PAPER_HORIZON`), ``α = 0.8``, ``B = 1`` and ``δ = 0.25`` are the
+learner's and the run's (:mod:`learners.phased`).
 """
 
 from __future__ import annotations
@@ -44,7 +45,8 @@ __all__ = [
 
 FloatArray = NDArray[np.float64]
 
-#: Spec §7.1: ``k = 10^3``, ``d = 20``, ``σ = 0.1``, ``|𝒰| = T = 10^6`` (the exponent is [UNSURE]).
+#: Li, Zhou & Ji (2022), §7: ``k = 10^3``, ``d = 20``, ``σ = 0.1``, ``|𝒰| = T = 10^6`` (the exponent is
+#: uncertain in the OCR).
 PAPER_ARMS = 1000
 PAPER_DIM = 20
 PAPER_CLIENT_SD = 0.1
@@ -83,7 +85,8 @@ class PhasedInstance:
         Standard deviation of the reward noise ``η ~ N(0, noise_sd²)``, in ``(0, 1]`` (the analysis
         assumes 1-sub-Gaussian noise; the paper: 1).
     population : int
-        ``|𝒰|``, the users there are to sample clients from without replacement (§8 P6).
+        ``|𝒰|``, the users there are to sample clients from without replacement (none is
+        reused: each client reports in one phase).
     """
 
     actions: FloatArray
@@ -182,7 +185,8 @@ def draw_instance(
     theta_norm: float = 1.0,
     actions: ArrayLike | None = None,
 ) -> PhasedInstance:
-    """Spec §7.2's synthetic instance: arms and ``θ*`` uniform on spheres (every [ASSUMPTION] a parameter).
+    """The synthetic instance of Li, Zhou & Ji (2022), §7: arms and ``θ*`` uniform on spheres (every detail
+    the paper leaves out a parameter).
 
     Parameters
     ----------

@@ -2,14 +2,14 @@
 
 **Noise (``calibration``).** The Gaussian privatizers (central and local) release a query of ℓ2
 sensitivity ``Δ`` (``2B√s_l/|U_l|`` central, ``2B√s_l`` local, ``2B`` for DP-PE, all under
-replace-one, §1.5) with noise ``σ = z Δ``; the noise multiplier ``z`` comes from :mod:`accounting`:
+replace-one, §4.1) with noise ``σ = z Δ``; the noise multiplier ``z`` comes from :mod:`accounting`:
 
 * ``"exact"`` (default): :func:`accounting.calibration.calibrate` ``("gaussian", ε, δ)``, the least
   ``z`` whose Gaussian mechanism the :class:`~accounting.accountant.Accountant` certifies
   ``(ε, δ)``-DP (the analytic Gaussian mechanism of Balle & Wang 2018, accounted exactly);
-* ``"classic"``: the paper's ``z = sqrt(2 ln(1.25/δ))/ε`` (eqs. 5, 7; Dwork–Roth Thm A.1), by
-  :func:`accounting.bounds.gaussian_sigma_classic`. That theorem is proved only for ``ε < 1``; the
-  paper uses it at ``ε = 10``, where it does **not** give its claim (P8): at ``(10, 0.25)`` the
+* ``"classic"``: the paper's ``z = sqrt(2 ln(1.25/δ))/ε`` (eqs. 5, 7; Dwork & Roth 2014, Theorem A.1),
+  by :func:`learners.gaussian.classic_sigma`. That theorem is proved only for ``ε < 1``; the
+  paper uses it at ``ε = 10`` (§7), where it does **not** give its claim: at ``(10, 0.25)`` the
   classic ``z = 0.1794`` is only ``(18.36, 0.25)``-DP, and the exact ``z = 0.2472`` is 1.38 times
   larger. The exact ``z`` is the smaller wherever the classic one meets its target (always below
   ``ε = 1``: 0.42 times at ``(1, 0.25)``, 0.77 at ``(1, 10⁻⁵)``); at ``δ = 0.25`` the classic
@@ -18,33 +18,34 @@ replace-one, §1.5) with noise ``σ = z Δ``; the noise multiplier ``z`` comes f
   ``1/ε``. A run reports the exact ε of what it released either way
   (:attr:`Privacy.meets_claim`).
 
-The released σ is ``z Δ`` rounded up by a relative ``4·2⁻⁵²`` (the float products of ``Δ`` must
-not leave ``σ/Δ`` an ulp below ``z``). The shuffle protocols' parameters come from
+The released σ is ``z Δ`` rounded up by a relative ``4·2⁻⁵²`` (the float products of ``Δ`` must not
+leave ``σ/Δ`` an ulp below ``z``). The shuffle protocols' parameters come from
 :func:`accounting.calibration.shuffle_sum_parameters` (``"dpdpe-vector"``: Algorithm 2 with
-``Δ_2 = B√s_l``, eq. 22 [RECON constants]; ``"dpdpe-scalar"``: Algorithm 4 at ``ε/2``,
-Theorem C.6) and run through :func:`learners.protocols.shuffle_sum` (its exact count path: the
-ones of a coordinate are ``Σ x̂ + Bin(n b, p)``; the analyzer's output divided by ``|U_l|`` is
-Algorithm 2's average).
+``Δ_2 = B√s_l``, eq. 22, constants as we rebuilt them from the OCR; ``"dpdpe-scalar"``: Algorithm 4
+at ``ε/2``, Theorem C.6) and run through :func:`learners.protocols.shuffle_sum` (its exact count
+path: the ones of a coordinate are ``Σ x̂ + Bin(n b, p)``; the analyzer's output divided by
+``|U_l|`` is Algorithm 2's average).
 
 **Modes** (``mode``; every result and label names it).
 
 * ``"faithful"`` (default; the correctness tests): the paper's formulas and constants. ``σ_n`` of
-  Table 3: ``2σ_nc sqrt(S d)`` (central), ``2σ_nl sqrt(S d/|U_l|)`` (local, [RECON]),
-  ``2σ_ns sqrt(S d)`` (shuffle) with ``S = 4d ln ln d + 16`` (104 at ``d = 20``, P2; ``S_eff =
-  max(S, s_l)`` when a design's support exceeds it, P1), and Theorem A.2's
-  ``σ_ns² = 360 Δ_2² ln(4s/δ)/(|U|² ε̂²)``, ``ε̂ = ε/(18 sqrt(ln(2/δ)))`` — or the protocol's
-  variance bound ``(n/4 + n b p(1-p))/(scale² n²)`` where that is larger (deviation: the proof's
-  last step is loose by a factor 2 when ``g`` is set by its first term, §3.3; at the paper's
+  Table 3: ``2σ_nc sqrt(S d)`` (central), ``2σ_nl sqrt(S d/|U_l|)`` (local, as we rebuilt it),
+  ``2σ_ns sqrt(S d)`` (shuffle) with ``S = 4d ln ln d + 16`` (104 at ``d = 20``, natural logarithms;
+  ``S_eff = max(S, s_l)`` when a design's support exceeds it, so that ``T_l <= h_l + S_eff``), and
+  Theorem A.2's ``σ_ns² = 360 Δ_2² ln(4s/δ)/(|U|² ε̂²)``, ``ε̂ = ε/(18 sqrt(ln(2/δ)))`` — or the
+  protocol's variance bound ``(n/4 + n b p(1-p))/(scale² n²)`` where that is larger (deviation: the
+  proof's last step is loose by a factor 2 when ``g`` is set by its first term; at the paper's
   settings the theorem's value is the larger, by ``√2``). DP-PE's Table 4: ``2d σ_nc √s_l/h_l``,
   ``2d σ_nl sqrt(2 s_l/h_l)``, ``2d σ_ns √s_l/h_l`` with ``σ_ns`` the scalar protocol's variance
   bound (the paper gives only ``O(B sqrt(ln(1/δ))/ε)``; deviation: its exact bound is used).
-* ``"practical"`` (§7.4): the data-dependent privacy width of §5.1, the exact standard deviation of
+* ``"practical"`` (our hypothesis for the paper's Figure 2, §7): a data-dependent privacy width, the
+  exact standard deviation of
   the privacy term of ``⟨θ̂_l, x'⟩``, ``max_{x'∈D_l} sqrt(Σ_x T_l(x)² ⟨x', V_l⁺ x⟩² σ_x²)`` (DP-PE:
-  without the ``T_l(x)²``), instead of the ``2 sqrt(S d)`` inflation (P10); and for SDP-DPE the
-  spec's hypothesis for the figures: Gaussian noise at the rate of Theorem 4.6 with constant 1,
+  without the ``T_l(x)²``), instead of the ``2 sqrt(S d)`` inflation (about 91 at ``d = 20``); and for SDP-DPE
+  a Gaussian stand-in: Gaussian noise at the rate of Theorem 4.6 with constant 1,
   ``σ_ns = B √s_l ln(s_l/δ)/(ε |U_l|)``, added to the average — a *surrogate*, not a protocol:
   nothing is certified (:attr:`Privacy.certified` is false, no ledger). With the paper's own
-  constants SDP-DPE's noise is *larger* than LDP-DPE's averaged noise at ``|U_l| ≈ 4·10⁴`` (§7.4),
+  constants SDP-DPE's noise is *larger* than LDP-DPE's averaged noise at ``|U_l| ≈ 4·10⁴``,
   so its Figure 2 ("SDP close to CDP") cannot come from them.
 """
 

@@ -1,21 +1,22 @@
 """What a run of the DP-DPE paper's algorithms guarantees (Li, Zhou & Ji 2022).
 
-**Privacy: one release per client** (parallel composition, §5.2). Each client reports once, in
-one phase, so the run is ``(ε, δ)``-private exactly when every phase's release is. The run writes,
-as it releases, one :class:`~accounting.accountant.Accountant` per phase (``ledgers``, keyed by
-``l``) holding that phase's event, built from the very ``σ`` that scales the noise drawn (never
-from ``z`` beside it: halving the released noise changes the ledger). An isotropic Gaussian on an
-ℓ2-bounded vector query is the scalar Gaussian mechanism ``AdditiveNoise(Gaussian(σ), Δ)``, whose
-guarantee depends only on ``σ/Δ`` (Balle & Wang 2018, Thm 8). DP-PE releases the same
-``(σ, Δ = 2B)`` in every repetition and phase (the server's noise on the sums, or each client's
-on its reward), and its ledger holds ``AdditiveNoise(Gaussian(σ), 2B)`` as released. DP-DPE's
-``σ_j`` and ``Δ_j`` (``2B√s_l/|U_l|`` central, ``2B√s_l`` local) scale with ``√s_l``, which
-differs between repetitions and so between the chunks of a run, whose ledgers must agree: the
-phase's ledger holds the release normalized by its sensitivity, ``AdditiveNoise(Gaussian(ρ), 1)``
-with ``ρ`` the least ``σ_j/Δ_j`` of the phase computed exactly and rounded down, recorded as the
-calibrated ``z`` when every ``σ_j/Δ_j >= z`` (always: ``σ_j`` is ``zΔ_j`` rounded up)
-(:func:`_released_event`). The shuffle protocols' phases hold the cited ``ApproxDP(ε, δ)`` of
-Theorem 4.6 / C.6. :attr:`Privacy.epsilon` is the largest certified ε over the phases at δ.
+**Privacy: one release per client** (parallel composition over the phases, Li, Zhou & Ji 2022, §4).
+Each client reports once, in one phase, so the run is ``(ε, δ)``-private exactly when every phase's
+release is. The run writes, as it releases, one :class:`~accounting.accountant.Accountant` per phase
+(``ledgers``, keyed by ``l``) holding that phase's event, built from the very ``σ`` that scales the
+noise drawn (never from ``z`` beside it: halving the released noise changes the ledger). An
+isotropic Gaussian on an ℓ2-bounded vector query is the scalar Gaussian mechanism
+``AdditiveNoise(Gaussian(σ), Δ)``, whose guarantee depends only on ``σ/Δ`` (Balle & Wang 2018, Thm
+8). DP-PE releases the same ``(σ, Δ = 2B)`` in every repetition and phase (the server's noise on the
+sums, or each client's on its reward), and its ledger holds ``AdditiveNoise(Gaussian(σ), 2B)`` as
+released. DP-DPE's ``σ_j`` and ``Δ_j`` (``2B√s_l/|U_l|`` central, ``2B√s_l`` local) scale with
+``√s_l``, which differs between repetitions and so between the chunks of a run, whose ledgers must
+agree: the phase's ledger holds the release normalized by its sensitivity,
+``AdditiveNoise(Gaussian(ρ), 1)`` with ``ρ`` the least ``σ_j/Δ_j`` of the phase computed exactly and
+rounded down, recorded as the calibrated ``z`` when every ``σ_j/Δ_j >= z`` (always: ``σ_j`` is
+``zΔ_j`` rounded up) (:func:`learners.phased.noise.released_event`). The shuffle protocols' phases
+hold the cited ``ApproxDP(ε, δ)`` of Theorem 4.6 / C.6. :attr:`Privacy.epsilon` is the largest
+certified ε over the phases at δ.
 """
 
 from __future__ import annotations
@@ -118,8 +119,8 @@ def privacy_of(
     notes: list[str] = []
     if noise.kind == "surrogate":
         notes.append(
-            "practical SDP-DPE: Gaussian noise at Theorem 4.6's rate with constant 1 (spec §7.4's "
-            "hypothesis for the figures) stands in for the shuffle protocol; no protocol releases it, "
+            "practical SDP-DPE: Gaussian noise at Theorem 4.6's rate with constant 1 (our hypothesis for "
+            "the paper's Figure 2) stands in for the shuffle protocol; no protocol releases it, "
             "nothing is certified"
         )
         return Privacy(
@@ -139,7 +140,8 @@ def privacy_of(
         if learner.calibration == "classic" and learner.epsilon >= 1:
             notes.append(
                 "calibration='classic': Dwork–Roth's σ = Δ sqrt(2 ln(1.25/δ))/ε is proved only for ε < 1 "
-                "(spec P8); epsilon is the exact ε of what was released"
+                "(Dwork & Roth 2014, Theorem A.1), the paper uses it at ε = 10; epsilon is the exact ε of "
+                "what was released"
             )
     else:
         basis = "cited"
@@ -152,8 +154,8 @@ def privacy_of(
         )
         if not learner.single:
             notes.append(
-                "Algorithm 2's constants (18, 6√5, 180, 90) are the spec's reconstruction from the OCR "
-                "(dp-dpe.md §3.3 [RECON]); the guarantee is the theorem's as reconstructed"
+                "Algorithm 2's constants (18, 6√5, 180, 90) are our reconstruction of Li, Zhou & Ji (2022) "
+                "from its OCR; the guarantee is the theorem's as reconstructed"
             )
     meets = epsilon <= learner.epsilon and d >= learner.delta
     if basis == "cited" and not meets and d >= learner.delta:

@@ -5,32 +5,34 @@ Li, Zhou & Ji (2022), "Differentially Private Linear Bandits with Partial Distri
 phase ``l`` it plays a near-G-optimal design of the active actions ``D_l``
 ``T_l(x) = ⌈h_l π_l(x)⌉`` times each (:mod:`learners.design`), then aggregates the reports of
 clients through a privatizer ``P = (R, S, A)``, fits ``θ̂_l`` by weighted least squares and
-eliminates every action more than ``2 W_l`` below the best estimate (strictly, P12).
+eliminates every action more than ``2 W_l`` below the best estimate (strictly: Algorithm 1, line 18).
 
-**DP-DPE (Algorithm 1, spec §2).** ``h_l = 2^l``; after the plays of phase ``l``,
-``|U_l| = ⌈2^{αl}⌉`` fresh clients (never reused: each user is in one phase at most, §8 P6) each
-report the vector ``ȳ_l^u`` of their local averages over the ``s_l = |supp π_l|`` played actions,
-clipped to ``[-B, B]`` (P7: the paper assumes ``|y| <= B``; the simulated noise is Gaussian and
-unbounded, so the clipping makes the sensitivities ``2B√s_l`` true). ``θ_u = θ* + ξ_u``; a client's
-local average over ``T_l(x)`` pulls is drawn in one step from its exact law,
-``⟨θ_u, x⟩ + noise_sd · N(0, 1/T_l(x))`` (the mean of ``T_l(x)`` i.i.d. Gaussians, P15), and its
-``ξ_u ~ N(0, σ² I)`` when it is sampled (a uniform sample without replacement from an i.i.d.
-population is i.i.d., :mod:`learners.phased_instances`). ``θ̂_l = V_l⁺ Σ_x T_l(x) x ỹ_l(x)`` with
-``V_l = Σ_x T_l(x) x xᵀ`` (the pseudo-inverse on the span of the support, P4). The width is eq. (3)
-as rebuilt (§2.4 [RECON], checked term by term against the proofs and numerically by the tests)::
+**DP-DPE (Algorithm 1, §3.2).** ``h_l = 2^l``; after the plays of phase ``l``, ``|U_l| = ⌈2^{αl}⌉``
+fresh clients (never reused: the parallel composition over phases of §5 needs each user in one phase
+at most) each report the vector ``ȳ_l^u`` of their local averages over the ``s_l = |supp π_l|``
+played actions, clipped to ``[-B, B]`` (the paper assumes ``|y| <= B``, §2.1; the simulated noise is
+Gaussian and unbounded, so the clipping makes the sensitivities ``2B√s_l`` true).
+``θ_u = θ* + ξ_u``; a client's local average over ``T_l(x)`` pulls is drawn in one step from its
+exact law, ``⟨θ_u, x⟩ + noise_sd · N(0, 1/T_l(x))`` (the mean of ``T_l(x)`` i.i.d. Gaussians), and
+its ``ξ_u ~ N(0, σ² I)`` when it is sampled (a uniform sample without replacement from an i.i.d.
+population is i.i.d., :mod:`learners.phased.instances`). ``θ̂_l = V_l⁺ Σ_x T_l(x) x ỹ_l(x)`` with
+``V_l = Σ_x T_l(x) x xᵀ`` (the pseudo-inverse on the span of the support, where Remark 3.2 works
+once ``D_l`` no longer spans ``R^d``). The width is eq. (3) as we rebuilt it from the proofs (the
+OCR lost it; checked
+term by term against them and numerically by the tests)::
 
     W_l = ( sqrt(2d / (h_l |U_l|)) + σ / sqrt(|U_l|) + σ_n ) · sqrt(2 ln(1/β)),   β = 1/(kT).
 
-**DP-PE (Algorithm 3, spec §4).** One fresh client per pull (``T`` users in all), ``θ_u = θ*``,
+**DP-PE (Algorithm 3, App. C.1).** One fresh client per pull (``T`` users in all), ``θ_u = θ*``,
 ``h_l = S 2^{l-1}``; ``ỹ_l(x)`` is the private *sum* of the ``T_l(x)`` rewards of ``x`` (each
-clipped to ``[-B, B]``), ``θ̂_l = V_l⁺ Σ_x x ỹ_l(x)`` (no ``T_l(x)`` weight, P14) and
+clipped to ``[-B, B]``), ``θ̂_l = V_l⁺ Σ_x x ỹ_l(x)`` (no ``T_l(x)`` weight, eq. 53) and
 ``W_l = (sqrt(2d/h_l) + σ_n) sqrt(2 ln(1/β))`` (eq. 54).
 
-**DPE-FixedU** (§7.3) samples ``U`` clients every phase; ``U`` (``clients``) defaults to
+**DPE-FixedU** (§7, Figure 2(c)) samples ``U`` clients every phase; ``U`` (``clients``) defaults to
 :func:`fixed_clients`, the mean of ``⌈2^{αl}⌉`` over the phases that can finish before ``T``
 (``h_l = 2^l``), which equalizes the communication when ``s_l`` is constant (measured within a few
-percent, see the tests). The spec's ``U ≈ 4.6·10³`` at ``T = 10⁶`` counts the 19th phase, which
-does not finish (18 do: ``U = 2822``).
+percent, see the tests). At ``T = 10⁶`` 18 phases finish (``U = 2822``); counting the 19th, which
+does not, would give ``U ≈ 4.6·10³``.
 """
 
 from __future__ import annotations
@@ -91,9 +93,9 @@ ALGORITHMS: dict[str, Algorithm] = {
     "sdp-pe": Algorithm("SDP-PE", "shuffle", "single"),
 }
 
-#: The paper's formulas and constants, or §7.4's data-dependent widths (module docstring).
+#: The paper's formulas and constants, or data-dependent widths (:mod:`learners.phased.noise`).
 MODES = ("faithful", "practical")
-#: How the Gaussian privatizers' noise multiplier is set (module docstring).
+#: How the Gaussian privatizers' noise multiplier is set (:mod:`learners.phased.noise`).
 CALIBRATIONS = ("exact", "classic")
 
 
@@ -110,9 +112,10 @@ class Learner:
         ``ε > 0``, ``δ ∈ (0, 1)``. The shuffle protocols' theorems need ``ε < 15`` (SDP-DPE,
         Theorem 4.6; faithful mode) and ``ε < 30``, ``δ < 1/2`` (SDP-PE, Theorem C.6).
     mode : {"faithful", "practical"}
-        The paper's widths and constants, or §7.4's (module docstring).
+        The paper's widths and constants, or data-dependent ones (:mod:`learners.phased.noise`).
     calibration : {"exact", "classic"}
-        The Gaussian privatizers' noise multiplier (module docstring); ignored by the shuffle ones.
+        The Gaussian privatizers' noise multiplier (:mod:`learners.phased.noise`); ignored by the
+        shuffle ones.
     alpha : float
         ``α ∈ (0, 1]``: ``|U_l| = ⌈2^{αl}⌉`` clients in phase ``l`` (DP-DPE; the paper: 0.8).
     bound : float
@@ -128,7 +131,8 @@ class Learner:
     clients : int or None
         ``U`` of DPE-FixedU (``None``: :func:`fixed_clients`); only for that algorithm.
     client_sd : float or None
-        The ``σ`` the widths assume (``None``: the instance's; P13).
+        The ``σ`` the widths assume (``None``: the instance's, which the paper's widths take as
+        known).
     """
 
     name: str
@@ -183,7 +187,7 @@ class Learner:
             raise ParameterError(
                 "clip",
                 self.clip,
-                "True or None for a private learner (the sensitivities assume |y| <= B, P7)",
+                "True or None for a private learner (the sensitivities assume |y| <= B)",
             )
         if self.beta is not None:
             object.__setattr__(self, "beta", v.open_unit("beta", self.beta))
@@ -249,13 +253,16 @@ def _completable(horizon: int) -> int:
 
 
 def fixed_clients(alpha: float, horizon: int) -> int:
-    """DPE-FixedU's default ``U``: the mean of ``⌈2^{αl}⌉`` over the phases that can finish (§7.3).
+    """DPE-FixedU's default ``U``: the mean of ``⌈2^{αl}⌉`` over the phases that can finish (§7).
+
+    Figure 2(c) of Li, Zhou & Ji (2022) compares DPE and DPE-FixedU at equal communication.
 
     With ``s_l`` constant this gives DPE's communication ``Σ_l s_l |U_l|`` (rounded to the nearest
-    integer ``U``) **if DPE runs every phase**. It does not once one arm is left: on spec §7.2's
-    instance at ``T = 10^6`` DPE stops after 14 phases (40788 reals per run), and this ``U`` (2822)
-    gives DPE-FixedU 15 times DPE's communication. For equal communication measure DPE's and pass
-    ``clients`` (the shipped ``dpdpe-figure2c``: ``U = 84``).
+    integer ``U``) **if DPE runs every phase**. It does not once one arm is left: on the synthetic
+    instance of §7 (:func:`learners.phased.instances.draw_instance`) at ``T = 10^6`` DPE stops after
+    14 phases (40788 reals per run), and this ``U`` (2822) gives DPE-FixedU 15 times DPE's
+    communication. For equal communication measure DPE's and pass ``clients`` (the shipped
+    ``dpdpe-figure2c``: ``U = 84``).
     """
     T = v.integer("horizon", horizon, minimum=1)
     L = _completable(T)
@@ -265,7 +272,8 @@ def fixed_clients(alpha: float, horizon: int) -> int:
 
 
 def clients_needed(learner: Learner, horizon: int) -> int:
-    """The most users a run of ``learner`` over ``horizon`` rounds can sample (none is reused, P6).
+    """The most users a run of ``learner`` over ``horizon`` rounds can sample (none is reused: each client
+    reports in one phase, the parallel composition of §5).
 
     DP-PE: one per pull, at most ``T``. DP-DPE: ``Σ |U_l|`` over the phases that can finish
     (``h_l <= T_l``), whatever the designs' supports.

@@ -140,7 +140,7 @@ def test_classic_at_the_papers_epsilon_is_not_private_as_claimed() -> None:
     assert res.privacy.certified
     assert not res.privacy.meets_claim
     assert res.privacy.epsilon == pytest.approx(noise.classic_epsilon)
-    assert "P8" in res.privacy.message
+    assert "Dwork & Roth 2014, Theorem A.1" in res.privacy.message
 
 
 # ------------------------------------------------------------------------------------------
