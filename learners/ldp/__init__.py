@@ -8,17 +8,17 @@ locally privatized messages only; the server runs a bandit learner on them. Algo
 ================  ==========================================================================
 name              what it is
 ================  ==========================================================================
-``one-point``     Algorithm 1 (§2): the black-box reduction. The user sends ``f_t(x_t) + Z_t``
+``one-point``     Algorithm 1 (§3.1): the black-box reduction. The user sends ``f_t(x_t) + Z_t``
                   (``f_t`` clipped to ``[-B, B]``, ``Δ = 2B``; to ``[0, 1]``, ``Δ = 1``, for
                   Bernoulli arms, whose losses are bits); any one-point base learner
                   (:class:`OnePointBase`: :class:`FKM`, :class:`ADXOnePoint`, :class:`SahaTewari`,
                   :class:`HazanLevy`, :class:`UCB`) runs on the noisy values
-``two-point``     Algorithm 2 (§3): Agarwal–Dekel–Xiao two-point gradient descent (Algorithm 4);
+``two-point``     Algorithm 2 (§3.2): Agarwal–Dekel–Xiao two-point gradient descent (Algorithm 4);
                   the user sends ``m_t = f_t(x_1) − f_t(x_2) + n_tᵀ(x_1 − x_2)``,
                   ``n_t ~ N(0, σ² I_d)``, one scalar of std ``2ρσ``
-``ldp-linucb``    Algorithm 5 (§4.2): the user sends ``x xᵀ + B_t`` and ``y x + ξ_t``; the server
+``ldp-linucb``    Algorithm 5 (§4.1): the user sends ``x xᵀ + B_t`` and ``y x + ξ_t``; the server
                   ridge-regresses with ``c_t = 2Υ_t`` and plays LinUCB
-``ldp-glm``       Algorithm 3 (§4.4): GLOC with LDP-OGD: ``x xᵀ + B_t``, ``z x + ξ_t``
+``ldp-glm``       Algorithm 3 (§4.2): GLOC with LDP-OGD: ``x xᵀ + B_t``, ``z x + ξ_t``
                   (``z = xᵀθ̂_t``) and ``∇ℓ_t(θ̂_t) + r_t``; ``θ̂`` by projected noisy OGD on the
                   unit ball, ``θ̃`` by the noisy ridge regression; logistic and Poisson links
 ================  ==========================================================================

@@ -1,9 +1,10 @@
 """Algorithm 1's black boxes and Algorithm 2's estimator in the LDP bandits paper (Zheng et al. 2020).
 
-**Algorithm 1** (:func:`run` with ``one-point``). The base learner is told the virtual range
-``B' = B + σ sqrt(2 ln(2T/δ))`` (Laplace: ``B + b ln(2T)``; the virtual range of the proof of
-Theorem 3, §3.1, our reconstruction: the bound's display is lost) and tunes its steps for
-it. Bases ([REF], written from the cited papers' algorithms; tunings [DERIVED], overridable):
+**Algorithm 1** (Zheng et al. 2020, §3.1; :func:`learners.ldp.run` with ``one-point``). The base
+learner is told the virtual range ``B' = B + σ sqrt(2 ln(2T/δ))`` (Laplace: ``B + b ln(2T)``; the
+virtual range of the proof of Theorem 3, our reconstruction: the bound's display is lost) and tunes
+its steps for it. Bases (written from the cited papers' algorithms; the tunings derived here,
+overridable):
 
 * :class:`FKM` (convex, Lipschitz; Flaxman–Kalai–McMahan 2005): ``x_t = y_t + ρu_t``,
   ``g_t = (d/ρ) v_t u_t``, ``y ← Π_{(1-ρ)B}(y − ηg)``; ``ρ = ρ_0 T^{-1/4}``,
@@ -16,15 +17,16 @@ it. Bases ([REF], written from the cited papers' algorithms; tunings [DERIVED], 
   (``∇²R = 2I/(1−s²) + 4yyᵀ/(1−s²)²`` has two eigenvalues), ``x_t = y_t + A_t u_t``,
   ``g_t = d v_t A_t^{-1} u_t`` and FTRL steps, in closed form for Saha–Tewari and by a vectorized
   bisection on ``‖y‖`` for Hazan–Levy; ``η = sqrt(ln T)/(d B' T^{2/3})`` and
-  ``η = sqrt((1 + 2(β/μ) ln T)/(4 d² B'² T))`` [DERIVED constants];
+  ``η = sqrt((1 + 2(β/μ) ln T)/(4 d² B'² T))`` (constants derived here);
 * :class:`UCB` (stochastic MAB, the stochastic half of the MAB row of Table 1 / Appendix B.1;
   Tsallis-INF is not implemented): lower confidence bound on the noisy mean loss with the sub-Gaussian scale
   ``sqrt(B² + sd²)`` of a noisy value, radius ``s sqrt(4 ln T / n)``.
 
-**Algorithm 2** (``two-point``, §3.2): ``ρ = ln T / T``, ``ξ = ρ/r`` (``r = 1``), ``η = 1/√T``
-or ``η_t = 1/(μt)`` when ``strong_convexity`` is given (Theorem 6's choices [RECON]); the
-estimator is ``g_t = (d/(2ρ)) m_t u_t`` with ``m_t`` computed in float64 from the two values,
-whose noise term ``d (n_tᵀu_t) u_t`` does not grow as ``ρ → 0`` (P10).
+**Algorithm 2** (``two-point``, Zheng et al. 2020, §3.2): ``ρ = ln T / T``, ``ξ = ρ/r`` (``r = 1``),
+``η = 1/√T`` or ``η_t = 1/(μt)`` when ``strong_convexity`` is given (Theorem 6's choices, as we
+rebuilt them: the display is lost); the estimator is ``g_t = (d/(2ρ)) m_t u_t`` with ``m_t``
+computed in float64 from the two values, whose noise term ``d (n_tᵀu_t) u_t`` does not grow as
+``ρ → 0``: the noise ``n_tᵀ(x_1 − x_2)`` scales with the query gap ``2ρ``.
 """
 
 from __future__ import annotations
@@ -269,7 +271,7 @@ def _hazan_levy_radius(a: FloatArray, m: float, c: float) -> FloatArray:
 class SahaTewari:
     """Saha & Tewari 2011, Algorithm 1 (convex, ``β``-smooth): barrier FTRL, ``A_t = (∇²R + ηβtI)^{-1/2}``.
 
-    ``eta = None``: ``η = sqrt(ln T)/(d B' T^{2/3})`` [DERIVED constant].
+    ``eta = None``: ``η = sqrt(ln T)/(d B' T^{2/3})`` (a constant derived here).
     """
 
     smoothness: float
@@ -297,7 +299,7 @@ class HazanLevy:
     """Hazan & Levy 2014, Algorithm 1 (``μ``-strongly convex, ``β``-smooth): barrier FTRL with
     ``Σ_s (μ/2)‖y − y_s‖²``, ``A_t = (∇²R + ημtI)^{-1/2}``.
 
-    ``eta = None``: ``η = sqrt((1 + 2(β/μ) ln T)/(4 d² B'² T))`` [DERIVED constant].
+    ``eta = None``: ``η = sqrt((1 + 2(β/μ) ln T)/(4 d² B'² T))`` (a constant derived here).
     """
 
     mu: float

@@ -5,29 +5,29 @@ messages only (:mod:`learners.ldp.randomizers`); the server runs a bandit learne
 black-box reduction of Algorithm 1 around a one-point base (:mod:`learners.ldp.bases`), the
 two-point descent of Algorithm 2, and the contextual Algorithms 5 and 3.
 
-**Algorithm 5** (``ldp-linucb``, §4.1 and Appendix D). ``Υ_t = σ√t (4√d + 2 ln(2T/α))``, ``c_t = 2Υ_t``,
-``Ṽ_t = V_t + c_t I``, ``θ̃_t = Ṽ_t^{-1} u_t``; at round ``t`` the user plays
-``argmax ⟨θ̃_{t-1}, x⟩ + β_{t-1} ‖x‖_{Ṽ_{t-1}^{-1}}`` (lowest index on ties, P17). ``radius="code"``
-(the default of ``mode="code"``): the official code's
-``β_t = 2σ sqrt(d ln T) + (sqrt(3Υ_t) + σ sqrt(dt/Υ_t)) d ln T`` [CODE, the only available source
-of the appendix's formula]; ``radius="derived"`` (the default of ``mode="paper"``): a
-first-principles radius derived here (self-normalized bound plus the noise terms) (the code's
-``β`` with the paper's square-root bonus over-explores: linear regret up to ``T = 32000`` on the
-synthetic instance). Round 1 (P4, choice (a)):
-``Ṽ_0 = c_1 I``, ``θ̃_0 = 0`` and ``β_0 := β_1``.
-``Ṽ`` can be indefinite (P3): the quadratic form is clamped at 0 before the square root and the
-rounds where that happened are counted (:attr:`RunResult.indefinite`). ``Ṽ^{-1}`` is a fresh
-inverse every round (``c_t`` changes every round, P14).
+**Algorithm 5** (``ldp-linucb``, Zheng et al. 2020, §4.1 and App. D).
+``Υ_t = σ√t (4√d + 2 ln(2T/α))``, ``c_t = 2Υ_t``, ``Ṽ_t = V_t + c_t I``, ``θ̃_t = Ṽ_t^{-1} u_t``; at
+round ``t`` the user plays ``argmax ⟨θ̃_{t-1}, x⟩ + β_{t-1} ‖x‖_{Ṽ_{t-1}^{-1}}`` (lowest index on
+ties, as the official code's ``np.argmax``). ``radius="code"`` (the default of ``mode="code"``): the
+official code's ``β_t = 2σ sqrt(d ln T) + (sqrt(3Υ_t) + σ sqrt(dt/Υ_t)) d ln T`` (the official code,
+the only available source of the appendix's formula); ``radius="derived"`` (the default of
+``mode="paper"``): a first-principles radius derived here (self-normalized bound plus the noise
+terms) (the code's ``β`` with the paper's square-root bonus over-explores: linear regret up to
+``T = 32000`` on the synthetic instance). Round 1 (``Υ_0 = 0`` would make ``Ṽ_0`` singular):
+``Ṽ_0 = c_1 I``, ``θ̃_0 = 0`` and ``β_0 := β_1``. ``Ṽ`` can be indefinite (with probability at most
+``α``, or at small ``t``): the quadratic form is clamped at 0 before the square root and the rounds
+where that happened are counted (:attr:`RunResult.indefinite`). ``Ṽ^{-1}`` is a fresh inverse every
+round (``c_t`` changes every round, so Sherman–Morrison does not apply).
 
-**Algorithm 3** (``ldp-glm``, §4.2): ``θ̂_1 = 0``, ``ζ = 1/√T`` (``step``),
-``β_t = sqrt(κ C σ sqrt(d t)/μ)`` (``κ = radius_scale``; our reconstruction of the paper's
-truncated ``β_t² = O(Cσ sqrt(dt)/μ)``),
-``μ, C`` of the link (:func:`learners.ldp_instances.link_constants`: logistic ``0.19661, 1``;
-Poisson ``e^{-1}, e``); the user clips ``g(xᵀθ̂) − y`` to ``[-C, C]`` (P15; needed for the Poisson
+**Algorithm 3** (``ldp-glm``, Zheng et al. 2020, §4.2): ``θ̂_1 = 0``, ``ζ = 1/√T`` (``step``),
+``β_t = sqrt(κ C σ sqrt(d t)/μ)`` (``κ = radius_scale``; our reconstruction of the paper's truncated
+``β_t² = O(Cσ sqrt(dt)/μ)``), ``μ, C`` of the link (:func:`learners.ldp.instances.link_constants`:
+logistic ``0.19661, 1``; Poisson ``e^{-1}, e``); the user clips ``g(xᵀθ̂) − y`` to ``[-C, C]`` (the
+``r_t`` of Algorithm 3 is calibrated to sensitivity ``2C``, which needs the clip for the Poisson
 link), and ``θ̂_{t+1} = Π_W(θ̂_t − ζ(∇ℓ_t(θ̂_t) + r_t))`` on the unit ball ``W``.
 
 **Regret.** ``pseudo_regret``: Algorithms 1, 2: ``Σ_t f(x_t) − f(x*)`` on the mean loss (the mean
-of the two points for Algorithm 2); contextual: ``Σ_t g(x_{t,*}ᵀθ*) − g(x_tᵀθ*)`` (§4).
+of the two points for Algorithm 2); contextual: ``Σ_t g(x_{t,*}ᵀθ*) − g(x_tᵀθ*)`` (Zheng et al. 2020, §4).
 ``realized_regret``: ``Σ_t f_t(x_t) − f_t(x*)`` (MAB: ``Σ_t f_t(a_t) − μ*``), contextual
 ``Σ_t g(x_{t,*}ᵀθ*) − y_t`` with the rewards observed (unclipped).
 
@@ -95,7 +95,7 @@ CHUNK = 1024
 @dataclass(frozen=True, eq=False)
 class ContextualRecord:
     """What the server of ``ldp-linucb`` (Algorithm 5) or ``ldp-glm`` (Algorithm 3) received by round
-    ``t``, and the same without the users' noise (Zheng et al. 2020, §4.2, §4.4); passed to
+    ``t``, and the same without the users' noise (Zheng et al. 2020, §4.1 and §4.2); passed to
     :func:`run`'s ``observer`` after every round, for audits and tests.
 
     The server keeps the users' matrices and vectors summed: round ``t``'s own messages are the
@@ -144,7 +144,7 @@ class RunResult:
     delta : float
         The δ of :attr:`privacy`.
     indefinite : numpy.ndarray of int64, shape (R,)
-        Contextual: rounds whose ``Ṽ_{t-1}`` gave a negative quadratic form on an arm (clamped, P3).
+        Contextual: rounds whose ``Ṽ_{t-1}`` gave a negative quadratic form on an arm (clamped at 0).
     theta_hat_norm : numpy.ndarray, shape (R,)
         ``ldp-glm``: the largest ``‖θ̂_t‖`` of the run (``<= 1``: the projection); else 0.
     final_estimate : numpy.ndarray, shape (R, d)
@@ -321,7 +321,7 @@ def _run_contextual(
             return math.sqrt(learner.radius_scale * C * sigma * math.sqrt(d * t) / mu)
         return _linucb_beta(learner, sigma, t, d, T)
 
-    # Ṽ_0 (P4): c_1 I in the paper's mode, 0.1 I in the code's
+    # Ṽ_0 (Υ_0 = 0 would make it singular): c_1 I in the paper's mode, 0.1 I in the code's
     c0 = 0.1 if code else 2 * upsilon(sigma, 1, d, T, learner.alpha)
     V_inv = np.broadcast_to(eye / c0, (R, d, d)).copy()
     theta = np.zeros((R, d))

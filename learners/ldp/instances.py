@@ -1,11 +1,11 @@
 """Instances of the LDP bandits paper's learners (:mod:`learners.ldp`).
 
-Zheng, Cai, Huang, Li & Wang, "Locally Differentially Private (Contextual) Bandits Learning"
-(NeurIPS 2020), spec ``ldp-bandits.md``. The paper has no experiments (§6.1); these are the
-instances its acceptance tests (§10) and the official code's experiment (§6.2) need.
+Zheng, Cai, Huang, Li & Wang (2020), "Locally Differentially Private (Contextual) Bandits
+Learning" (NeurIPS 2020). The paper has no experiments; these are the instances the tests of its
+algorithms and the official code's experiment (``LDPbandit2020``'s MovieLens-100K run) need.
 
 **Context-free** (Algorithms 1, 2, 4; :class:`QuadraticLoss`, :class:`BernoulliArms`). Losses on
-the unit ball ``X = B(unit)`` (so ``r = R = 1`` in the spec's ``rB ⊆ X ⊆ RB``)::
+the unit ball ``X = B(unit)`` (so ``r = R = 1`` in the paper's ``rB ⊆ X ⊆ RB``, §3.2)::
 
     f_t(x) = ½ (x − x*)ᵀ diag(a) (x − x*) + ⟨ζ_t, x − x*⟩,
 
@@ -28,7 +28,7 @@ arms ``x ∈ R^d`` with ``‖x‖ <= 1`` and gets ``y = g(xᵀθ*) + η``:
   (``LDPbandit2020``; the paper itself has no experiments), from a
   ``ua.base``-format file (:func:`load_ratings`) or, without a file, from :func:`standin_ratings`,
   a **stand-in**: a deterministic synthetic low-rank ratings matrix of the same shape (943 × 1682,
-  ratings 1..5, about the same density), *not* MovieLens. Preprocessing (§6.2 steps 2-6): the
+  ratings 1..5, about the same density), *not* MovieLens. Preprocessing (the official code's): the
   first ``arms`` movies (20), users with at least one rating among them, ``R ← 0.4 (R − 2.5)``
   (missing → −1), thin SVD ``R = U diag(s) Vᵀ``, features ``x_ij = U[i, :k] ⊙ Vᵀ[:k, j]``,
   ``θ* = s`` (``‖θ*‖ ≈ 100`` on the real data: the paper's ``‖θ*‖ <= 1`` does not hold, as in the
@@ -84,7 +84,8 @@ MOVIELENS_USERS, MOVIELENS_ITEMS = 943, 1682
 
 
 def unit_sphere(rng: np.random.Generator, shape: tuple[int, ...], dim: int) -> FloatArray:
-    """Uniform points of the unit sphere ``S^{d-1}``, shape ``shape + (dim,)`` (``g/‖g‖``, P11)."""
+    """Uniform points of the unit sphere ``S^{d-1}``, shape ``shape + (dim,)`` (``g/‖g‖``, ``g``
+    standard normal)."""
     g = rng.standard_normal((*shape, dim))
     norm = np.linalg.norm(g, axis=-1, keepdims=True)
     return np.asarray(g / np.where(norm > 0, norm, 1.0), dtype=np.float64)
@@ -373,8 +374,9 @@ def _unit_theta(dim: int, rng: np.random.Generator) -> FloatArray:
 def synthetic_linear(
     dim: int = 5, arms: int = 10, *, noise: float = 0.1, rng: np.random.Generator | None = None
 ) -> ContextualInstance:
-    """Spec §10's synthetic linear bandit: ``d = 5``, ``K = 10``, ``‖θ*‖ = 1`` (``θ*`` uniform on the
-    sphere from ``rng``, default seed 0), contexts uniform on the sphere, ``η ~ U[-noise, noise]``."""
+    """The synthetic linear bandit the tests of Algorithm 5 use: ``d = 5``, ``K = 10``, ``‖θ*‖ = 1``
+    (``θ*`` uniform on the sphere from ``rng``, default seed 0), contexts uniform on the sphere,
+    ``η ~ U[-noise, noise]``."""
     d = _dimension(dim)
     gen = rng if rng is not None else np.random.default_rng(0)
     return ContextualInstance(_unit_theta(d, gen), arms, "identity", noise, None, "synthetic-linear")
@@ -462,7 +464,7 @@ def standin_ratings(
     ``U Vᵀ`` plus a per-item bias are cut at their quantiles into ratings 1..5 (MovieLens's overall
     shares 6 / 11 / 27 / 34 / 21 %), and each entry is observed with probability ``density`` (ua.base:
     90570 / (943 · 1682) ≈ 0.057), more often for popular items. Same shape and value range as
-    the real matrix, so the §6.2 preprocessing and the learner run unchanged.
+    the real matrix, so the official code's preprocessing and the learner run unchanged.
     """
     n = v.integer("users", users, minimum=1)
     m = v.integer("items", items, minimum=1)

@@ -167,7 +167,8 @@ def glm_constants(learner: Learner, instance: ContextualInstance) -> tuple[float
 
 
 def noise_of(learner: Learner, instance: object, horizon: int) -> Noise:
-    """The noise ``learner`` runs with on ``instance`` over ``horizon`` rounds (module docstring)."""
+    """The noise ``learner`` runs with on ``instance`` over ``horizon`` rounds
+    (:mod:`learners.ldp.recipes`)."""
     if not isinstance(learner, Learner):
         raise ParameterTypeError("learner", learner, "a learners.ldp.Learner (see make_learner)")
     T = v.integer("horizon", horizon, minimum=1, maximum=MAX_HORIZON)

@@ -1,6 +1,6 @@
 """What a run of the LDP bandits paper's learners guarantees (Zheng et al. 2020).
 
-**Privacy: one release per user** (§1.2). Each user reports once, so the run is
+**Privacy: one release per user** (Zheng et al. 2020, Definition 1). Each user reports once, so the run is
 ``(ε, δ)``-LDP exactly when one user's release is. :attr:`RunResult.ledgers` holds one
 :class:`~accounting.accountant.Accountant` (key 1: every round's user has the same ledger — in
 Algorithm 2 the sensitivity ``4ρG`` and the noise ``2ρσ`` scale together), with one
@@ -85,10 +85,14 @@ def privacy_of(
     if noise.calibration == "code":
         notes.append(
             "mode='code': the official code's σ = (2 + 2Y) sqrt(ln(1.25/δ))/ε lacks the factor 2 under the "
-            "square root (spec P6(i)); epsilon is the exact ε of what was released"
+            "square root that its README states (Dwork & Roth 2014, Theorem A.1); epsilon is the exact ε of "
+            "what was released"
         )
     if noise.calibration == "classic" and learner.epsilon >= 1:
-        notes.append("calibration='classic': Dwork–Roth's formula is proved only for ε < 1 (spec P7)")
+        notes.append(
+            "calibration='classic': Dwork–Roth's formula is proved only for ε < 1 (Dwork & Roth 2014, "
+            "Theorem A.1)"
+        )
     if not meets:
         notes.append(f"the release's exact epsilon {epsilon:g} exceeds the claimed {learner.epsilon:g}")
     return Privacy(

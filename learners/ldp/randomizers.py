@@ -1,15 +1,15 @@
 """The users' randomizers of the LDP bandits paper (Zheng et al. 2020): what each user releases.
 
-**Symmetric matrix noise** (§4.2, P2). ``B_t`` has its upper triangle *including the diagonal*
-i.i.d. ``N(0, σ²)``, mirrored: exactly symmetric, every entry of variance ``σ²``
-(:func:`symmetric_noise`), as the spec's test asks. This differs from :mod:`learners.linear`,
+**Symmetric matrix noise** (Zheng et al. 2020, Algorithms 3 and 5). ``B_t`` has its upper triangle
+*including the diagonal* i.i.d. ``N(0, σ²)``, mirrored: exactly symmetric, every entry of variance
+``σ²`` (:func:`symmetric_noise`). This differs from :mod:`learners.linear`,
 which symmetrizes a full Gaussian matrix as ``(N + Nᵀ)/2`` (diagonal ``σ²``, off-diagonal
-``σ²/2``). P2's claim that ``(N + Nᵀ)/2`` "under-noises and breaks privacy" holds only if that
+``σ²/2``). The claim that ``(N + Nᵀ)/2`` "under-noises and breaks privacy" holds only if that
 matrix is accounted as the upper triangle at ``σ``; accounted as what it is — post-processing of
 ``x xᵀ + N`` on all ``d²`` entries, whose sensitivity ``‖x xᵀ − x'x'ᵀ‖_F`` is also at most ``√2``
 (``⟨x xᵀ, x'x'ᵀ⟩ = (xᵀx')² >= 0``) — it is exactly as private at the same ``σ`` with half the
 off-diagonal variance, i.e. the better mechanism. The mirrored upper triangle is kept here
-because the spec's tests and the paper's Algorithms 3 and 5 specify it.
+because the paper's Algorithms 3 and 5 specify it.
 """
 
 from __future__ import annotations

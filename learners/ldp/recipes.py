@@ -1,34 +1,36 @@
 """The noise recipes of the LDP bandits paper (Zheng et al. 2020) and of its official code.
 
-**Noise** (:func:`noise_of`; every message's, from :mod:`accounting`). A user's release is the
-messages of one round; each is a Gaussian mechanism on a block of ℓ2 sensitivity ``Δ_i`` (replace
-one user's data by any other: LDP, Definition 1), and the blocks of one release share a noise
-multiplier ``z``:
+**Noise** (:func:`learners.ldp.noise.noise_of`; every message's, from :mod:`accounting`). A user's
+release is the messages of one round; each is a Gaussian mechanism on a block of ℓ2 sensitivity
+``Δ_i`` (replace one user's data by any other: LDP, Zheng et al. (2020), Definition 1), and the
+blocks of one release share a noise multiplier ``z``:
 
 * ``calibration="exact"`` (default): ``z`` = :func:`accounting.calibration.calibrate`
   ``("gaussian", ε, δ)``, the least multiplier the Accountant certifies ``(ε, δ)``-DP for a
   sensitivity-1 query (exact accounting of the Gaussian mechanism, valid for every ε); a release of
   ``k`` blocks at one noise level is one Gaussian mechanism of sensitivity ``sqrt(Σ Δ_i²)``, so
   ``σ = z sqrt(Σ Δ_i²)`` (rounded up by a few ulps);
-* ``calibration="classic"``: the paper's formulas (Dwork–Roth Thm A.1, proved only for ``ε < 1``,
-  P7): Algorithm 1 ``σ = 2B sqrt(2 ln(1.25/δ))/ε``; Algorithm 2 ``σ = 2G sqrt(2 ln(1.25/δ))/ε``;
-  Algorithm 5 ``σ = (2 + 2Y) sqrt(2 ln(1.25/δ))/ε`` (one mechanism on the concatenated message,
-  sensitivity ``2 + 2Y`` by the triangle inequality, ``6`` at the paper's ``|y| <= Y = 2``: our
-  reconstruction of Algorithm 5's σ, lost with the appendix, from the official code's README);
-  Algorithm 3 :func:`composed_sigmas` (``k = 3`` messages at ``(ε/3, δ/3)``:
-  ``σ = 6 sqrt(2 ln(3.75/δ))/ε``, gradient noise ``Cσ``, as printed in Algorithm 3, §4.2);
+* ``calibration="classic"``: the paper's formulas (Dwork & Roth 2014, Theorem A.1, proved only for
+  ``ε < 1``; the paper's regret bounds assume ``ε <= 1`` too): Algorithm 1
+  ``σ = 2B sqrt(2 ln(1.25/δ))/ε``; Algorithm 2 ``σ = 2G sqrt(2 ln(1.25/δ))/ε``; Algorithm 5
+  ``σ = (2 + 2Y) sqrt(2 ln(1.25/δ))/ε`` (one mechanism on the concatenated message, sensitivity
+  ``2 + 2Y`` by the triangle inequality, ``6`` at the paper's ``|y| <= Y = 2``: our reconstruction
+  of Algorithm 5's σ, lost with the appendix, from the official code's README); Algorithm 3
+  :func:`composed_sigmas` (``k = 3`` messages at ``(ε/3, δ/3)``: ``σ = 6 sqrt(2 ln(3.75/δ))/ε``,
+  gradient noise ``Cσ``, as printed in Algorithm 3, §4.2);
 * ``delta=None`` (Algorithms 1 and 2 only): pure ε-LDP by the Laplace mechanism, scale ``Δ/ε``;
 * ``mechanism="randomized-response"`` (Algorithm 1 only): pure ε-LDP by randomized response; the
   user rounds the loss to a bit of the loss range (Bernoulli arms: the loss itself) and flips it
-  with probability ``1/(1 + e^ε)``, the server decodes it unbiasedly (:func:`rr_outputs`); the
-  ledger holds :class:`~accounting.mechanisms.PureDP` ``(ε)``, whose worst case is exactly this.
+  with probability ``1/(1 + e^ε)``, the server decodes it unbiasedly
+  (:func:`learners.ldp.noise.rr_outputs`); the ledger holds :class:`~accounting.mechanisms.PureDP`
+  ``(ε)``, whose worst case is exactly this.
 
 The sensitivities the ledger holds are the true suprema for ``‖x‖ <= 1`` (the paper uses upper
 bounds): ``f_t(x_t) ∈ [-B, B]``: ``2B``; the difference of Algorithm 2 (clipped to
 ``[-2ρG, 2ρG]`` by the user, which changes nothing for a ``G``-Lipschitz ``f``): ``4ρG``;
-``y x`` with ``|y| <= Y`` (clipped by the user, P15): ``2Y``; ``z x``: ``2``; the clipped gradient:
+``y x`` with ``|y| <= Y`` (clipped by the user): ``2Y``; ``z x``: ``2``; the clipped gradient:
 ``2C``; and the upper triangle of ``x xᵀ`` (what is released: the lower one is its mirror):
-``√2`` **[DERIVED; the paper uses 2]**, since ``‖triu(x xᵀ)‖_F² = (‖x‖⁴ + Σ x_i⁴)/2 <= 1`` and
+``√2`` (**derived here; the paper uses 2**), since ``‖triu(x xᵀ)‖_F² = (‖x‖⁴ + Σ x_i⁴)/2 <= 1`` and
 ``⟨triu(x xᵀ), triu(x'x'ᵀ)⟩ = ((xᵀx')² + Σ x_i² x_i'²)/2 >= 0``, so the distance is at most
 ``√2`` (attained at ``e_1, e_2``). The classic mode keeps the paper's constants; its ledger
 holds the true sensitivities, so its exact ε is that of what was released.
@@ -74,7 +76,7 @@ __all__ = [
 #: Relative amount a released σ is rounded up by (a few float operations of half an ulp each).
 SIGMA_UP = 1.0 + 8 * 2.0**-52
 
-#: ``triu(x xᵀ)``'s ℓ2 sensitivity for ``‖x‖ <= 1`` (module docstring, [DERIVED]).
+#: ``triu(x xᵀ)``'s ℓ2 sensitivity for ``‖x‖ <= 1`` (derived here, see above; the paper uses 2).
 MATRIX_SENSITIVITY = math.sqrt(2.0)
 
 
@@ -153,7 +155,10 @@ class CodeModeCheck:
 
 
 def code_mode_check(epsilon: float, delta: float, reward_bound: float = 1.0) -> CodeModeCheck:
-    """The exact privacy of the official code's σ, against the ``(ε, δ)`` it states (P6(i), P7).
+    """The exact privacy of the official code's σ, against the ``(ε, δ)`` it states.
+
+    The code's ``σ`` lacks the 2 under the square root of Dwork & Roth (2014), Theorem A.1, which its
+    README states, and that theorem is proved only for ``ε < 1``.
 
     Through :mod:`accounting`: ``Accountant`` ledgers of ``AdditiveNoise(Gaussian(σ_code), Δ)`` at
     the code's sensitivity ``2 + 2Y`` (and at this module's block sensitivities). At the official

@@ -67,9 +67,9 @@ class Learner:
         only, pure ε (:func:`~learners.ldp.randomizers.privatize_loss`). Resolved to the name
         (``None`` without privacy).
     mode : {"paper", "code"}
-        ``"code"``: the official code's constants (``ldp-linucb`` only; module docstring).
+        ``"code"``: the official code's constants (``ldp-linucb`` only; :mod:`learners.ldp.recipes`).
     calibration : {"exact", "classic"}
-        The Gaussian noise multiplier (module docstring); ignored by ``mode="code"`` and Laplace.
+        The Gaussian noise multiplier (:mod:`learners.ldp.recipes`); ignored by ``mode="code"`` and Laplace.
     base : OnePointBase or None
         Algorithm 1's black box (default :class:`FKM`); only for ``one-point``.
     alpha : float

@@ -61,7 +61,7 @@ class Privacy:
         ``epsilon`` when ``certified``; for Algorithm 1 with per-user sensitivity and for Dubey &
         Pentland it is what the noise would give if the per-user argument held (it does not).
     certified : bool
-        Whether the ledger's ε is a guarantee of the algorithm as run (module docstring).
+        Whether the ledger's ε is a guarantee of the algorithm as run (the module docstring).
     meets_claim : bool
         ``certified`` and ``epsilon <= claimed_epsilon``.
     sigma0 : float

@@ -72,9 +72,9 @@ ALGORITHMS: dict[str, Algorithm] = {
     "dubey-pentland": Algorithm("Dubey-Pentland (not private)", True, False, "adaptive", "none"),
 }
 
-#: How σ0 is set (see the module docstring).
+#: How σ0 is set (:mod:`learners.linear.noise`).
 SIGMA_MODES = ("exact", "paper", "code")
-#: The per-user sensitivities (see the module docstring).
+#: The per-user sensitivities (:mod:`learners.linear.noise`).
 SENSITIVITIES = ("replace-one", "add-remove", "batch")
 #: The confidence radius: the authors' code, or Lemma C.4.
 RADII = ("code", "theory")
@@ -101,7 +101,7 @@ class Learner:
         Rewards enter the statistics clipped to ``[-clip, clip]`` (private default 1; ``None``: no
         clipping, allowed only without privacy).
     regularizer : float or None
-        ``λ``; ``None``: the code's formula (module docstring).
+        ``λ``; ``None``: the code's formula (:func:`learners.linear.radius.regularizer_of`).
     radius : {"code", "theory"}
         The confidence radius.
     crs : float

@@ -99,7 +99,7 @@ class State:
         self.vector = noise.vector
         if self.vector is not None:
             # P_T^Vec: the current batch's data points, and per level the analyzer's estimates of
-            # the batches since that level's window opened (module docstring)
+            # the batches since that level's window opened (vector_step)
             batch = learner.batch or 1
             self.points_b = np.zeros((R, batch, M, d))
             self.points_c = np.zeros((R, batch, M, D))
@@ -164,7 +164,7 @@ class State:
         zc = np.empty(node_c.shape)
         i, j = self.triu
         assert self.keys is not None
-        for k, r in enumerate(ra.tolist()):  # one keyed stream per repetition (see the module docstring)
+        for k, r in enumerate(ra.tolist()):  # one keyed stream per repetition (engine's docstring)
             gen = keyed_stream((int(self.keys[r, 0]), int(self.keys[r, 1])), int(step[k]), 2)
             zb[k] = gen.standard_normal((M, d))
             z = gen.standard_normal((M, d, d))
@@ -262,7 +262,7 @@ class State:
         step = self.step[ra]
         level = np.log2(step & -step).astype(np.int64)
         users = self.points_b.shape[1] * M
-        for j, r in enumerate(ra.tolist()):  # one keyed stream per repetition (see the module docstring)
+        for j, r in enumerate(ra.tolist()):  # one keyed stream per repetition (engine's docstring)
             gen = keyed_stream((int(self.keys[r, 0]), int(self.keys[r, 1])), int(step[j]), 2)
             xb = self.points_b[r].reshape(1, users, d)
             xc = self.points_c[r].reshape(1, users, -1)

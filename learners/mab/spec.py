@@ -115,15 +115,15 @@ class Learner:
     crs : float
         Multiplier of the confidence radius (experiments: 1).
     noise : {"total", "shares"}
-        See the module docstring.
+        See :mod:`learners.mab.engine`.
     exact : bool
         Draw noise with the exact integer samplers (slow; for the ``"shares"`` path and audits).
     dropout : float
         With ``noise="shares"``: the fraction of each aggregate's users (rounded down, chosen at
         random) whose message never arrives; the survivors top the noise up
         (:class:`~learners.protocols.Protocol`) and the estimate divides by the survivors (see the
-        module docstring). Below 1/2, so secure aggregation's majority threshold can always
-        recover the dropped users' masks.
+        module docstring of :mod:`learners.mab.engine`). Below 1/2, so secure aggregation's majority
+        threshold can always recover the dropped users' masks.
     """
 
     name: str

@@ -209,7 +209,7 @@ def sdp_pe_parameters(epsilon: float, delta: float, clients: int, bound: float) 
 
 def theorem_a2_sd(params: ShuffleSumParameters) -> float:
     """Theorem A.2's ``σ_ns = sqrt(360 Δ_2² ln(4s/δ)/(|U|² ε̂²))``, ``ε̂ = ε/(18 sqrt(ln(2/δ)))``,
-    or the protocol's variance bound on the average where that is larger (module docstring)."""
+    or the protocol's variance bound on the average where that is larger (the module docstring, Modes)."""
     n, s, delta = params.users, params.dimension, params.delta
     hat = params.epsilon / (18 * math.sqrt(math.log(2 / delta)))
     paper = 360 * params.bound**2 * math.log(4 * s / delta) / (n**2 * hat**2)

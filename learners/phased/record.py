@@ -65,7 +65,7 @@ class RunResult:
     pseudo_regret : numpy.ndarray, shape (R, C)
         ``Σ_{t<=T} ⟨θ*, x* - x_t⟩`` (eq. 1).
     realized_regret : numpy.ndarray, shape (R, C)
-        See the module docstring.
+        See :mod:`learners.phased.engine`.
     phases : numpy.ndarray of int64, shape (R,)
         Phases that finished (and released) before ``T``.
     clients : numpy.ndarray of int64, shape (R,)

@@ -241,7 +241,7 @@ def test_run_reports_the_code_modes_exact_epsilon() -> None:
     )  # fmt: skip
     assert not code.privacy.meets_claim
     assert code.privacy.epsilon > 1e3
-    assert "P6" in code.privacy.message
+    assert "lacks the factor 2 under the square root" in code.privacy.message
     paper = run(make_learner("ldp-linucb", 1e3, delta=0.1), inst, 50, rng=np.random.default_rng(0))
     assert paper.privacy.meets_claim
     assert paper.privacy.epsilon <= 1e3
