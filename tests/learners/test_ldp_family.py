@@ -1,4 +1,4 @@
-"""The LDP family (Zheng et al., learners.ldp) through the one runner: configs, results, refusals,
+"""The LDP family (Zheng et al. 2020, learners.ldp) through the one runner: configs, results, refusals,
 and the ``x_axis = "horizon"`` figure read back against regret.csv."""
 
 from __future__ import annotations
@@ -91,7 +91,7 @@ def test_an_ldp_run_writes_regret_privacy_and_ledgers(tmp_path: Path) -> None:
         exact, claimed = privacy["exact"], privacy["claimed"]
         assert claimed["epsilon"] == eps
         assert claimed["delta"] == exact["delta"] == 0.1
-        if label == "code":  # the official code's σ misses its stated ε (spec P6)
+        if label == "code":  # the official code's σ misses its stated ε (learners.ldp.recipes)
             assert exact["epsilon"] > eps
             assert claimed["holds"] is False
         else:
@@ -320,7 +320,7 @@ def test_bad_horizon_axes_name_the_field(changes: dict[str, Any], quick: bool, f
 
 
 # ---------------------------------------------------------------------------------------
-# One config, two families (issue 18 §3): LDP-UCB beside the distributed MAB paper's learners
+# One config, two families: LDP-UCB beside the distributed MAB paper's learners
 # ---------------------------------------------------------------------------------------
 
 MEANS = [0.7, 0.55, 0.5, 0.3]
