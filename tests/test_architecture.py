@@ -53,17 +53,9 @@ KNOWN_LONG_MODULES: set[str] = {
     "accounting.mechanisms",
     "accounting.pld",
     "accounting.subsampling",
-    "learners.ldp",
-    "learners.linear",
-    "learners.mab",
-    "learners.phased",
 }
 #: (module, function) over the line limit still to split.
 KNOWN_LONG_FUNCTIONS: set[tuple[str, str]] = {
-    ("learners.linear", "run"),
-    ("learners.ldp", "_run_contextual"),
-    ("learners.mab", "privacy_of"),
-    ("learners.mab", "run"),
 }
 
 

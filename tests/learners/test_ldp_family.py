@@ -1,4 +1,4 @@
-"""The LDP family (Zheng et al., learners.ldp) through the one runner: configs, results, refusals,
+"""The LDP family (Zheng et al. 2020, learners.ldp) through the one runner: configs, results, refusals,
 and the ``x_axis = "horizon"`` figure read back against regret.csv."""
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""The phased family (DP-DPE, learners.phased) through the one runner: configs, results, refusals."""
+"""The phased family (DP-DPE, Li, Zhou & Ji 2022, learners.phased) through the one runner: configs,
+results, refusals."""
 
 from __future__ import annotations
 

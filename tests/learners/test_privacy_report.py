@@ -84,10 +84,10 @@ def test_cheap_answers_a_costly_ledger_by_the_published_bound_and_says_so() -> N
     Lemma 3 (without computing the exact answer), and the message names it."""
     learner = mab.make_learner("dist-rdp-se", 0.5, scale=10, growth=2)
     small = Accountant()
-    mab._protocol(learner, 8, 3000).account(small)
+    mab.batch_protocol(learner, 8, 3000).account(small)
     wide_learner = mab.make_learner("dist-rdp-se", 0.5, scale=100, growth=4)
     wide = Accountant()
-    mab._protocol(wide_learner, 16384, 10**5).account(wide)
+    mab.batch_protocol(wide_learner, 16384, 10**5).account(wide)
     assert small.pld_cost() <= privacy.CHEAP_BUDGET < wide.pld_cost()
     got = privacy.exact({8: small, 16384: wide}, DELTA, "cheap", fallback="published:skellam-akl")
     assert [route for _, _, route in got.batches] == ["pld", "published:skellam-akl"]
@@ -114,7 +114,7 @@ def test_a_cheap_run_caps_the_mab_headline_too() -> None:
     budget: a costly Skellam ledger by Lemma 3, and the message says so; without a budget, exactly."""
     learner = mab.make_learner("dist-rdp-se", 0.5, scale=10, growth=2)
     small = Accountant()
-    mab._protocol(learner, 8, 3000).account(small)
+    mab.batch_protocol(learner, 8, 3000).account(small)
     capped = mab.privacy_of(learner, {8: small}, DELTA, "auto", budget=0.0)
     lemma3 = "published:skellam-akl"
     assert capped.batches == ((8, float(small.epsilon(DELTA, lemma3)), lemma3),)

@@ -1,4 +1,4 @@
-"""The ledger records what was released (issue 24): in every learner family, the noise a run adds to
+"""The ledger records what was released: in every learner family, the noise a run adds to
 what it releases is the noise of the event its ledger holds, relative to the event's sensitivity.
 
 Each test runs a small instance, takes the released aggregates minus the exact noiseless ones (the
@@ -40,6 +40,7 @@ from accounting.noise import Gaussian, Laplace, LatticeNoise
 from learners import ldp, linear, mab, phased
 from learners.environments import ClippedGaussianArms
 from learners.errors import ParameterError
+from learners.ldp import engine as ldp_engine
 from learners.ldp_instances import (
     BernoulliArms,
     Losses,
@@ -50,6 +51,7 @@ from learners.ldp_instances import (
 )
 from learners.ldp_instances import synthetic_linear as ldp_synthetic_linear
 from learners.linear_instances import draw_synthetic
+from learners.mab.radius import dpse_size
 from learners.phased_instances import draw_instance
 
 FloatArray = NDArray[np.float64]
@@ -162,10 +164,11 @@ def test_mab_releases_the_noise_of_its_ledger(
     it is the only release) minus the twin run's: in reward units, where one user moves the sum of
     rewards in ``[0, 1]`` by at most 1, the noise of the ledger's event over its sensitivity ``g``
     (the encoding's): the server's (central), the sum of the shares (distributed, shuffle), ``n``
-    users' own (local), DP-SE's ``Laplace(1/ε)`` on a sum of sensitivity 1 (spec §3.6-§4.7)."""
+    users' own (local), DP-SE's ``Laplace(1/ε)`` on a sum of sensitivity 1 (Chowdhury & Zhou 2023,
+    Theorems 1-6 and §7)."""
     K, R = 10, 400
     learner = mab.make_learner(name, 0.5, **kwargs)
-    users = int(mab._dpse_size(learner, np.array([float(K)]), 1)[0]) if name == "dp-se" else learner.eta
+    users = int(dpse_size(learner, np.array([float(K)]), 1)[0]) if name == "dp-se" else learner.eta
     horizon = K * users + 1
     arms = ClippedGaussianArms(tuple(np.linspace(0.3, 0.7, K)))
 
@@ -207,11 +210,11 @@ def test_mab_releases_the_noise_of_its_ledger(
 @pytest.mark.slow
 @pytest.mark.parametrize("sensitivity", ["replace-one", "add-remove"])
 def test_linear_releases_the_noise_of_its_ledger(sensitivity: str) -> None:
-    """Every silo's released node minus its raw p-sum (the observer's messages and p-sums): on the
-    bias stream ``N(0, σ0²)`` per coordinate, on the covariance ``σ0 (N + Nᵀ)/2`` (diagonal
-    ``σ0²``, off-diagonal ``σ0²/2``), against the ledger's two Gaussian events per node. True
-    sensitivities (spec federated-lcb.md §10.2) with rewards clipped to ``[-c, c]`` and unit
-    features: replace-one ``2c`` (bias) and ``‖x xᵀ - x'x'ᵀ‖_F <= √2`` (covariance); add-remove
+    """Every silo's released node minus its raw p-sum (the observer's messages and p-sums): on the bias
+    stream ``N(0, σ0²)`` per coordinate, on the covariance ``σ0 (N + Nᵀ)/2`` (diagonal ``σ0²``,
+    off-diagonal ``σ0²/2``), against the ledger's two Gaussian events per node. True sensitivities
+    (derived here; Zhou & Chowdhury 2024 state ``L = 1``) with rewards clipped to ``[-c, c]`` and
+    unit features: replace-one ``2c`` (bias) and ``‖x xᵀ - x'x'ᵀ‖_F <= √2`` (covariance); add-remove
     ``c`` and 1."""
     c = 0.5
     inst = draw_synthetic(np.random.default_rng(2), dim=4, arms=10, agents=4)
@@ -269,8 +272,8 @@ def test_linear_releases_the_noise_of_its_ledger(sensitivity: str) -> None:
 )
 def test_phased_releases_the_noise_of_its_ledger(name: str, calibration: str) -> None:
     """Every phase's released ``ỹ_l`` minus the exact clipped average (DP-DPE) or sums (DP-PE), from
-    the observer, over the true ℓ2 sensitivity under replace-one (dp-dpe.md §1.5, §3.1, §3.2,
-    §4.4): ``2B√s_l/|U_l|`` of the average (central, eq. 19); ``2B√s_l`` of a client's report, whose
+    the observer, over the true ℓ2 sensitivity under replace-one (Li, Zhou & Ji 2022, §4.1-§4.2,
+    App. C.2): ``2B√s_l/|U_l|`` of the average (central, eq. 19); ``2B√s_l`` of a client's report, whose
     noise the average divides by ``√|U_l|`` (local, eq. 21); ``2B`` of the vector of sums, one
     client's reward in one sum (DP-PE central), a client's reward (local, a sum of ``T_l(x)``
     clients' noise). Against the ledger's event of the phase."""
@@ -363,8 +366,8 @@ def _recording(monkeypatch: pytest.MonkeyPatch, cls: type[Any]) -> list[FloatArr
 def test_ldp_releases_the_noise_of_its_ledger(
     name: str, delta: float | None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Each user's message minus its clipped loss, over the true sensitivity of the message (spec
-    ldp-bandits.md §2, §3; module docstring of learners.ldp): Algorithm 1 on Bernoulli arms, a loss
+    """Each user's message minus its clipped loss, over the true sensitivity of the message (Zheng
+    et al. 2020, §3.1 and §3.2; learners.ldp.recipes): Algorithm 1 on Bernoulli arms, a loss
     in ``[0, 1]`` (sensitivity 1; Gaussian, or Laplace at ``δ = None``); Algorithm 2, the difference
     ``f(x_1) - f(x_2)`` clipped to ``±2ρG`` plus ``n_tᵀ(x_1 - x_2)`` (sensitivity ``4ρG``). Against the
     single event of the run's ledger (every user's is the same)."""
@@ -388,7 +391,7 @@ def test_ldp_releases_the_noise_of_its_ledger(
             messages.append(np.array(m, dtype=np.float64))
             return gradient(m, u, rho)
 
-        monkeypatch.setattr(ldp, "two_point_gradient", received)
+        monkeypatch.setattr(ldp_engine, "two_point_gradient", received)  # where the engine reads it
         inst, rho = strongly_convex_quadratic(3), 0.05
         learner = ldp.make_learner(name, 1.0, delta=delta, rho=rho)
         res = ldp.run(learner, inst, T, rng=rng, repetitions=R, checkpoints=4)
@@ -441,8 +444,8 @@ def test_ldp_contextual_releases_the_noise_of_its_ledger(
     name: str, link: str, kwargs: dict[str, Any]
 ) -> None:
     """Each user's messages minus their noiseless values (the observer's running sums, differenced
-    round by round; Zheng et al. 2020, §4.2 Algorithm 5, §4.4 Algorithm 3), over the true ℓ2
-    sensitivities for contexts of norm at most 1 (module docstring of learners.ldp): the upper
+    round by round; Zheng et al. 2020, §4.1 Algorithm 5, §4.2 Algorithm 3), over the true ℓ2
+    sensitivities for contexts of norm at most 1 (learners.ldp.recipes): the upper
     triangle of ``x xᵀ`` with the diagonal, ``√2`` (the lower triangle mirrors it exactly); ``clip(y,
     ±Y) x``, ``2Y``; ``z x`` with ``|z| = |xᵀθ̂| <= 1``, 2; the gradient ``clip(g(xᵀθ̂) - y, ±C) x``,
     ``2C``. Against the events of the run's ledger, one per message in that order."""

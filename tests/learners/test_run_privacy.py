@@ -316,7 +316,7 @@ def test_summary_md_lists_every_algorithm_with_claimed_and_exact(
 def test_over_the_budget_or_too_wide_the_published_bound_answers_and_says_so() -> None:
     learner = mab.make_learner("dist-rdp-se", 0.5, scale=10, growth=2)
     ledger = Accountant()
-    mab._protocol(learner, 8, HORIZON).account(ledger)
+    mab.batch_protocol(learner, 8, HORIZON).account(ledger)
     exact = mab.exact_privacy(learner, {8: ledger}, DELTA)
     assert exact.route == "pld"
     assert exact.message == ""
@@ -328,7 +328,7 @@ def test_over_the_budget_or_too_wide_the_published_bound_answers_and_says_so() -
     # a Skellam sum too wide for the exact sums (s = 100, 16384 users): refused, then published
     wide_learner = mab.make_learner("dist-rdp-se", 0.5, scale=100, growth=4)
     wide = Accountant()
-    mab._protocol(wide_learner, 16384, 10**5).account(wide)
+    mab.batch_protocol(wide_learner, 16384, 10**5).account(wide)
     refused = mab.exact_privacy(wide_learner, {8: ledger, 16384: wide}, DELTA, budget=None)
     assert refused.route == "pld+published:skellam-akl"
     assert "no exact route" in refused.message

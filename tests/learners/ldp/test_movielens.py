@@ -1,6 +1,6 @@
-"""The MovieLens environment of the official LDP-LinUCB code of Zheng, Cai, Huang, Li & Wang (2020)
-(``MovieLensEnv`` of its ``src/dataset.py``) on small
-``ua.base``-format files: what ``tests/learners/test_ldp.py``'s loader test leaves out — users
+"""The MovieLens environment of the official LDP-LinUCB code of Zheng, Cai, Huang, Li & Wang
+(2020) (``MovieLensEnv`` of its ``src/dataset.py``; the paper has no such experiment) on small
+``ua.base``-format files: what ``tests/learners/ldp/test_instances.py``'s loader test leaves out — users
 without a rating among the first ``K`` movies (dropped, the others kept in order), users and
 movies missing from the file, and a rank below ``K`` (features and rewards of the rank-``k``
 reconstruction ``U_k diag(s_k) V_kᵀ``, as the official code's ``u_hat @ v_hat`` with
@@ -68,8 +68,9 @@ def test_features_and_rewards_follow_the_official_recipe(tmp_path: Path, arms: i
     path = tmp_path / "ua.base"
     _write(path, ratings)
     inst = movielens_instance(path, arms=arms, rank=rank)
-    # the official environment, written out: first `arms` movies, users with a rating there, 0.4 (R - 2.5),
-    # thin SVD, x_ij = U[i, :k] ⊙ Vᵀ[:k, j], θ* = s[:k], rewards (U_k √s_k)(√s_k V_kᵀ)
+    # the official code's preprocessing, written out: first `arms` movies, users with a rating
+    # there, 0.4 (R - 2.5), thin SVD, x_ij = U[i, :k] ⊙ Vᵀ[:k, j], θ* = s[:k], rewards (U_k
+    # √s_k)(√s_k V_kᵀ)
     first = load_ratings(path)[:, :arms].astype(np.float64)
     first = first[first.sum(axis=1) > 0]
     U, s, Vt = np.linalg.svd(0.4 * (first - 2.5), full_matrices=False)

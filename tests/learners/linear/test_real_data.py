@@ -1,4 +1,4 @@
-"""Tests of the federated linear family's real-data instance (spec federated-lcb.md §8.3, §10.11).
+"""The federated linear family's real-data instance (Zhou & Chowdhury 2024, §6 and App. H: MSLR-WEB10K).
 
 The instance is read from a small file written in the MSLR-WEB10K format (svmlight with ``qid``),
 and from the offline stand-in built from scikit-learn's bundled digits data.
@@ -66,12 +66,13 @@ def standin() -> QueryInstance:
 
 
 # ------------------------------------------------------------------------------------------
-# The loader (§8.3)
+# The loader
 # ------------------------------------------------------------------------------------------
 
 
 def test_feature_sets_are_the_codes() -> None:
-    # get_feature_sets("MSLR") [C]: title 1 + 50 + 6 = 57, body 1 + 75 + 2 = 78, column 0 in both
+    # get_feature_sets("MSLR") of the authors' code: title 1 + 50 + 6 = 57, body 1 + 75 + 2 = 78,
+    # column 0 in both
     assert len(FEATURE_SETS["title"]) == 57
     assert len(FEATURE_SETS["body"]) == 78
     assert FEATURE_SETS["title"][:5] == (0, 2, 4, 7, 9)
@@ -171,7 +172,7 @@ def test_standin_is_built_the_same_way(standin: QueryInstance) -> None:
 
 
 # ------------------------------------------------------------------------------------------
-# Runs (§8.4: realized = pseudo-regret on noise-free real data)
+# Runs (realized = pseudo-regret on noise-free real data)
 # ------------------------------------------------------------------------------------------
 
 
@@ -280,7 +281,7 @@ def test_bad_settings(mslr_file: Path) -> None:
 
 
 # ------------------------------------------------------------------------------------------
-# SDP via the vector-sum protocol P_T^Vec (Algorithms 5-6, Theorem 5.5, spec §5.3, §10.5)
+# SDP via the vector-sum protocol P_T^Vec (Zhou & Chowdhury 2024, Algorithms 5-6, Theorem 5.5)
 # ------------------------------------------------------------------------------------------
 
 
@@ -311,7 +312,7 @@ def test_vec_parameters_theory_and_code() -> None:
             "cheu-vector", vec.epsilon0, vec.delta0, n, d * (d + 1) // 2
         )
     assert noise.tree is None
-    assert noise.copies(M) == 1  # central-level noise: no factor M (§5.3.3)
+    assert noise.copies(M) == 1  # central-level noise: no factor M (Theorem 5.5)
     code = noise_of(
         make_learner("sdp-fedlinucb-vec", 0.2, delta=0.1, batch=B, sigma_mode="code"), T, M, dim=d
     )
@@ -321,7 +322,9 @@ def test_vec_parameters_theory_and_code() -> None:
         n = (B * M) << i
         g = max(math.ceil(2 * math.sqrt(n)), d, 4)
         assert (params.g, params.levels, params.p) == (g, 2 * g, 0.25)
-        assert isinstance(params.b, int)  # b = ceil(...), never numpy's silent truncation (§10.5)
+        assert isinstance(
+            params.b, int
+        )  # b = ceil(...), never numpy's silent truncation (as in the authors' code)
         assert params.b == math.ceil(g**2 * math.log(d**2 / 0.1) ** 2 / (0.2**2 * n))
 
 
@@ -372,7 +375,7 @@ def test_vec_ledger_and_certification() -> None:
         assert len(ledger.ledger) == 2 * n
         assert all(e.mechanism == vec.event for e in ledger.ledger)
     eager = go("sdp-fedlinucb-vec")
-    assert not eager.privacy.certified  # within-batch adaptivity (§10.1)
+    assert not eager.privacy.certified  # within-batch adaptivity (Algorithm 1; learners.linear.privacy)
     assert eager.privacy.epsilon == math.inf
     assert eager.privacy.content_epsilon == lazy.privacy.content_epsilon
     code = go("sdp-fedlinucb-vec-lazy", "code")

@@ -1,7 +1,7 @@
-"""Acceptance of the federated LinUCB paper's figures (issue 16 §3; papers/federated-lcb.md §8.5).
+"""Acceptance of the federated LinUCB paper's figures (Zhou & Chowdhury 2024, §6, Figures 2 and 3).
 
-The qualitative findings of §8.5 at reduced scale, with fixed seeds and common random numbers
-(every algorithm of a comparison sees the same contexts and reward noise):
+The qualitative findings of the paper's experiments at reduced scale, with fixed seeds and common
+random numbers (every algorithm of a comparison sees the same contexts and reward noise):
 
 * Fig. 2(a)-like and 3(d)-like: SDP (amplification, the code's σ0 as the paper's figures) regret
   below LDP's at the same (ε, δ), on the synthetic instance and on a real-data (query) instance
@@ -72,7 +72,7 @@ def _below(lower: NDArray[np.float64], higher: NDArray[np.float64]) -> float:
 
 
 # ---------------------------------------------------------------------------------------
-# The qualitative findings of §8.5
+# The qualitative findings of Zhou & Chowdhury (2024), §6
 # ---------------------------------------------------------------------------------------
 
 
