@@ -331,7 +331,10 @@ class ContextualInstance:
         object.__setattr__(self, "link", _link(self.link))
         object.__setattr__(self, "noise", v.interval("noise", self.noise, 0.0, 1.0, low_open=False))
         if self.pool is not None:
-            p = np.asarray(self.pool, dtype=np.float64)
+            # C order, whatever the caller's layout: the learners' sums over a strided pool round
+            # differently, so a run in this process (the caller's layout) and one in a worker (the
+            # pickled, C-ordered copy) would differ in the last bits.
+            p = np.ascontiguousarray(self.pool, dtype=np.float64)
             if p.ndim != 3 or p.shape[1:] != (self.arms, th.size) or p.shape[0] < 1:
                 raise ParameterError("pool", p.shape, f"an array of shape (n, {self.arms}, {th.size})")
             largest = float(np.linalg.norm(p, axis=2).max())
