@@ -91,11 +91,14 @@ def test_a_run_gives_the_same_bytes_in_this_process_and_in_a_worker() -> None:
     the pickled, C-ordered copy. The instance stores its pool in C order, so a run here and a run
     on the copy (as ``--workers 2`` or Dask does) agree bit for bit (they were one ulp apart)."""
     inst = movielens_instance(None, arms=6, rank=6)
-    assert inst.pool is not None and inst.pool.flags["C_CONTIGUOUS"]
+    assert inst.pool is not None
+    assert inst.pool.flags["C_CONTIGUOUS"]
     strided = np.ascontiguousarray(inst.pool.transpose(0, 2, 1)).transpose(0, 2, 1)  # as the product's
-    assert not strided.flags["C_CONTIGUOUS"] and not strided.flags["F_CONTIGUOUS"]
+    assert not strided.flags["C_CONTIGUOUS"]
+    assert not strided.flags["F_CONTIGUOUS"]
     again = ContextualInstance(inst.theta, inst.arms, "identity", 0.0, strided, inst.name)
-    assert again.pool is not None and again.pool.flags["C_CONTIGUOUS"]
+    assert again.pool is not None
+    assert again.pool.flags["C_CONTIGUOUS"]
     shipped = pickle.loads(pickle.dumps(again))
     learner = make_learner("ldp-linucb", 1e5, delta=0.1, mode="code", radius="code", alpha=0.1)
     here, there = (
