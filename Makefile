@@ -17,7 +17,7 @@ lint: $(STAMP)
 	$(VENV)/bin/ruff format --check accounting learners verification tests examples
 
 typecheck: $(STAMP)
-	$(VENV)/bin/mypy --strict accounting learners verification
+	$(VENV)/bin/mypy --strict accounting learners verification tests
 
 # The whole suite, on every core (pytest-xdist); CI runs this.
 pytest: $(STAMP)

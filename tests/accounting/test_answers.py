@@ -138,7 +138,7 @@ def test_bypassing_the_cache_writes_nothing(store: Path, monkeypatch: pytest.Mon
 
 def test_a_refusal_is_remembered_as_a_refusal(store: Path) -> None:
     """A route that cannot account a ledger refuses again, from the cache, with its reason."""
-    ledger = Accountant().compose(DistributedSum(Skellam(100.0, 100.0), users=4), 3)
+    ledger = Accountant().compose(DistributedSum(Skellam(100.0, 100), users=4), 3)
     question = Question.of(ledger, DELTA, "pure")
     with pytest.raises(UnsupportedError) as first:
         answer(question)

@@ -136,7 +136,10 @@ def test_polya_rows_of_users_sum_to_a_discrete_laplace() -> None:
     total = DiscreteLaplace(decay=beta)
 
     def draw(r: np.random.Generator, n: int) -> np.ndarray:
-        return share.sample_exact(r, (n, users)).sum(axis=1) - share.sample_exact(r, (n, users)).sum(axis=1)
+        plus = share.sample_exact(r, (n, users)).sum(axis=1)
+        minus = share.sample_exact(r, (n, users)).sum(axis=1)
+        difference: np.ndarray = plus - minus
+        return difference
 
     report = check_sampler(total, rng(11), 100_000, draw)
     assert report.passed, report.summary()

@@ -244,8 +244,8 @@ def test_round_trip_ours_theirs_ours(de: Any, kind: str, relation: str) -> None:
 def test_round_trip_of_composed_sampled_events(de: Any, relation: str) -> None:
     sampled = PoissonSampled(AdditiveNoise(Gaussian(0.8), 1), 0.01)
     for ours in (
-        Event(sampled, 100),  # type: ignore[arg-type]
-        Composed([Event(sampled, 100), AdditiveNoise(Gaussian(2.0), FACTOR[relation])]),  # type: ignore[arg-type]
+        Event(sampled, 100),
+        Composed([Event(sampled, 100), AdditiveNoise(Gaussian(2.0), FACTOR[relation])]),
     ):
         assert from_dp_event(to_dp_event(ours, relation), relation) == ours
 

@@ -20,6 +20,8 @@ from learners.errors import ConfigError, LearnerError, ParameterError
 from learners.experiment import (
     CSV_COLUMNS,
     Config,
+    InstanceSpec,
+    MSLRLinearSpec,
     Unit,
     load_config,
     plot_results,
@@ -291,6 +293,7 @@ def test_a_data_path_is_relative_to_the_config_file(tmp_path: Path) -> None:
     path = tmp_path / "exp.toml"
     path.write_text(config_module._dump_toml(config))
     loaded = load_config(path)
+    assert isinstance(loaded.panels[0].instance, InstanceSpec | MSLRLinearSpec)  # the specs with a path
     assert loaded.panels[0].instance.path == str((tmp_path / "data" / "fold.txt").resolve())
 
 
@@ -323,7 +326,7 @@ def test_every_algorithm_sees_the_same_instances_and_tapes() -> None:
             for a, b in zip(task.tape_seeds, first.tape_seeds, strict=True):
                 assert np.random.default_rng(a).random() == np.random.default_rng(b).random()
     # each repetition has its own instance; each unit its own noise stream
-    assert len({inst.locations for t in tasks[:2] for inst in t.instances}) == 3  # type: ignore[union-attr]
+    assert len({inst.locations for t in tasks[:2] for inst in t.instances}) == 3
     noise = {np.random.default_rng(t.noise_seed).integers(2**62) for t in tasks}
     assert len(noise) == len(tasks)
 

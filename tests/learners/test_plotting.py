@@ -319,7 +319,12 @@ def test_a_panel_against_epsilon_plots_the_final_regret(
     regret.csv by hand), the non-private one a horizontal line at its own mean."""
     out = run_experiment(load_config(tiny(x_axis="epsilon")), tmp_path / "res", progress=False)
     figures: list[Any] = []
-    monkeypatch.setattr(plotting, "_save", lambda fig, path: figures.append(fig) or [path])
+
+    def save(fig: Any, path: Path) -> list[Path]:
+        figures.append(fig)
+        return [path]
+
+    monkeypatch.setattr(plotting, "_save", save)
     plot_results(out)
     (fig,) = figures
     (ax,) = fig.axes

@@ -210,11 +210,13 @@ def test_the_saved_ledgers_are_the_mechanisms_of_the_calibration(
                 }[r["algorithm"]]
                 scale = 10.0 if variant is Variant.SKELLAM_SHARES else None
                 p = protocol_parameters(variant, eps, n, HORIZON, scale=scale)
-                mechanism = (
-                    AdditiveNoise(p.server_noise, sensitivity=p.g)
-                    if variant is Variant.CENTRAL_LAPLACE
-                    else DistributedSum(p.share, users=n, sensitivity=p.g)
-                )
+                mechanism: AdditiveNoise | DistributedSum
+                if variant is Variant.CENTRAL_LAPLACE:
+                    assert p.server_noise is not None
+                    mechanism = AdditiveNoise(p.server_noise, sensitivity=p.g)
+                else:
+                    assert p.share is not None
+                    mechanism = DistributedSum(p.share, users=n, sensitivity=p.g)
                 expected = Accountant().compose(mechanism)
                 if variant is Variant.POLYA_SHARES:
                     # Pólya(1/n, β) shares sum to Lap_Z with decay β: pure ε = g ln(1/β) (Theorem 1)

@@ -254,7 +254,7 @@ def test_every_key_refuses_a_bad_value_naming_it(config: dict[str, Any], quick: 
 
 
 #: The base learner of Algorithm 1 that takes each ``base_<key>`` (and the instance it runs on).
-_BASES = {
+_BASES: dict[str, tuple[str, dict[str, Any]]] = {
     "base_mu": ("adx", {"base_mu": 1.0}),
     "base_smoothness": ("saha-tewari", {"base_smoothness": 1.0}),
     "base_arms": ("ucb", {"base_arms": 2}),
@@ -278,7 +278,7 @@ def _params_cases() -> Iterator[Any]:
                 base, given = _BASES[f.key]
                 given = {"base": base, **given}
                 kind = "ldp-bernoulli" if base == "ucb" else kind
-            marks = ()
+            marks: tuple[pytest.MarkDecorator, ...] = ()
             if (family.name, f.key) in UNCHECKED:
                 marks = (pytest.mark.xfail(strict=True, reason="the base learners check no keyword"),)
             for bad in f.bad:

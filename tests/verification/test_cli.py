@@ -95,8 +95,8 @@ def test_broken_entry_shows_the_ldp_linucb_code_missing_its_claim(capsys: pytest
 def test_invalid_input_exits_2(argv: str, capsys: pytest.CaptureFixture[str]) -> None:
     try:
         code = main(shlex.split(argv))
-    except SystemExit as err:
-        code = int(err.code or 0)
+    except SystemExit as exc:
+        code = int(exc.code or 0)
     assert code == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1

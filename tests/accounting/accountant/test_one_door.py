@@ -216,6 +216,7 @@ def test_heterogeneous_gaussians_equal_one_gaussian() -> None:
 
 def test_package_root_exports_the_door() -> None:
     cal = calibrate("gaussian", 1.0, 1e-5)
+    assert cal.mechanism is not None
     assert isinstance(Accountant().compose(cal.mechanism).epsilon(1e-5).hi, mp.mpf)
 
 

@@ -96,7 +96,7 @@ def test_bad_input_raises_naming_the_parameter(
 
 def test_skellam_non_integer_order_message_explains_why() -> None:
     with pytest.raises(ParameterError, match="integer orders"):
-        bounds.skellam_rdp_akl(2.5, 1.0)
+        bounds.skellam_rdp_akl(2.5, 1.0)  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -11,17 +12,17 @@ from tests.accounting.cli.helpers import exit_2_one_line, json_of, on_a_terminal
 
 
 def test_ledger_subcommand_reaccounts_a_saved_ledger(
-    tmp_path: pytest.TempPathFactory, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     from accounting import Accountant, DistributedSum, Skellam
 
     acc = Accountant("add-remove").compose(DistributedSum(Skellam(10), users=10))
-    path = tmp_path / "ledger.json"  # type: ignore[operator]
+    path = tmp_path / "ledger.json"
     path.write_text(acc.to_json())
     data = json_of(capsys, ["ledger", str(path), "--delta", "1e-6"])
     assert data["epsilon"] == float(acc.epsilon(1e-6))
     assert data["neighbouring"] == "add-remove"
-    bad = tmp_path / "bad.json"  # type: ignore[operator]
+    bad = tmp_path / "bad.json"
     bad.write_text(
         '{"format": "dpcert-ledger/1", "neighbouring": "replace-one", "events": [{"count": 0, '
         '"mechanism": {"type": "PureDP", "epsilon": 1, "source": "x"}}]}'
@@ -30,23 +31,21 @@ def test_ledger_subcommand_reaccounts_a_saved_ledger(
         ["ledger", str(bad), "--delta", "1e-6"],
         ["ledger", str(path)],
         ["ledger", str(tmp_path / "missing.json"), "--delta", "1e-6"],
-    ):  # type: ignore[operator]
+    ):
         assert main(argv) == 2
         err = capsys.readouterr().err
         assert "error:" in err
         assert "Traceback" not in err
 
 
-def test_a_ledger_edited_by_hand_is_refused(
-    tmp_path: pytest.TempPathFactory, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_a_ledger_edited_by_hand_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """A saved ledger carries a hash of its content: a changed σ, ε or count is detected."""
     from accounting import Accountant, AdditiveNoise, Gaussian, PureDP
 
     acc = Accountant().compose(AdditiveNoise(Gaussian(2.0)), 10).compose(PureDP(0.5, "cited"), 2)
     text = acc.to_json()
     assert '"sha256": "sha256:' in text
-    path = tmp_path / "ledger.json"  # type: ignore[operator]
+    path = tmp_path / "ledger.json"
     for old, new in (('"sigma": 2.0', '"sigma": 20.0'), ('"epsilon": 0.5', '"epsilon": 0.05'),
                      ('"count": 10', '"count": 1')):  # fmt: skip
         assert old in text
@@ -78,9 +77,9 @@ def test_a_ledger_edited_by_hand_is_refused(
     ],
 )  # fmt: skip
 def test_malformed_ledger_files_exit_2(
-    text: str, needle: str, tmp_path: pytest.TempPathFactory, capsys: pytest.CaptureFixture[str]
+    text: str, needle: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    path = tmp_path / "ledger.json"  # type: ignore[operator]
+    path = tmp_path / "ledger.json"
     if text.startswith("\xff"):
         path.write_bytes(b"\xff\xfe not utf-8")
     else:
@@ -108,10 +107,10 @@ def test_ledger_loading_never_raises_key_or_recursion_errors() -> None:
         assert hasattr(err.value, "name")
 
 
-def test_ledger_takes_no_progress(tmp_path: pytest.TempPathFactory) -> None:
+def test_ledger_takes_no_progress(tmp_path: Path) -> None:
     from accounting import Accountant, AdditiveNoise, Skellam
 
-    path = tmp_path / "ledger.json"  # type: ignore[operator]
+    path = tmp_path / "ledger.json"
     path.write_text(Accountant().compose(AdditiveNoise(Skellam(10)), 3).to_json())
     code, out, err = on_a_terminal(["ledger", str(path), "--delta", "1e-5", "--no-progress"])
     assert (code, err) == (0, "")

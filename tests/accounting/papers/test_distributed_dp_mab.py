@@ -17,7 +17,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from accounting import DistributedSum, bounds
+from accounting import DistributedSum, Polya, bounds
 from accounting.errors import ParameterError, ParameterTypeError
 from accounting.papers import distributed_dp_mab as paper
 from accounting.papers.distributed_dp_mab import Variant, protocol_parameters, relaxed_secagg_split
@@ -56,7 +56,8 @@ def test_theorem2_g_exact_integer_cases(epsilon: float, scale: float, users: int
 def test_theorem2_g_is_the_exact_ceiling(num: int, den: int, users: int) -> None:
     """g is the least integer >= x sqrt(n), checked by exact squares (x = s ε rational)."""
     x = Fraction(num, den)
-    g = paper.theorem2_g(x, 1, users)
+    # theorem2_g documents a Fraction epsilon as exact, but its signature says float.
+    g = paper.theorem2_g(x, 1, users)  # type: ignore[arg-type]
     assert g >= 1
     assert Fraction(g) ** 2 >= x**2 * users
     assert g == 1 or Fraction(g - 1) ** 2 < x**2 * users
@@ -260,6 +261,7 @@ def test_relaxed_secagg_split_matches_the_protocol() -> None:
     params = protocol_parameters(Variant.SHUFFLED_POLYA, 1.0, 1024, 1000)
     assert params.g == math.ceil(split.epsilon_sum * math.sqrt(1024))
     assert params.share is not None
+    assert isinstance(params.share, Polya)
     assert float(params.share.beta) == pytest.approx(math.exp(-split.epsilon_sum / params.g), rel=1e-15)
     assert relaxed_secagg_split(0.3).q_hat is None
 

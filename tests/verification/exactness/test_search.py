@@ -7,6 +7,7 @@ recomputed in :mod:`tests.verification.exactness.formulas`.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import pytest
 
@@ -44,11 +45,12 @@ def test_search_finds_nothing_for_a_proved_bound() -> None:
 
 
 def test_bad_parameters_name_the_parameter() -> None:
-    for name, call in [
+    cases: list[tuple[str, Callable[[], object]]] = [
         ("name", lambda: search_counterexamples("no_such_bound")),
         ("max_examples", lambda: search_counterexamples("skellam_rdp_akl", 0)),
         ("seed", lambda: search_counterexamples("skellam_rdp_akl", 5, seed=-1)),
-    ]:
+    ]
+    for name, call in cases:
         with pytest.raises(ParameterError) as info:
             call()
         assert info.value.name == name
