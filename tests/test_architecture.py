@@ -55,8 +55,7 @@ KNOWN_LONG_MODULES: set[str] = {
     "accounting.subsampling",
 }
 #: (module, function) over the line limit still to split.
-KNOWN_LONG_FUNCTIONS: set[tuple[str, str]] = {
-}
+KNOWN_LONG_FUNCTIONS: set[tuple[str, str]] = set()
 
 
 @dataclasses.dataclass(frozen=True)
