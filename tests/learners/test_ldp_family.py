@@ -69,7 +69,9 @@ def test_shipped_ldp_configs_load_in_the_ldp_family() -> None:
             assert all(isinstance(p.instance, LDPInstanceSpec) for p in config.panels)
     movielens = load_config(shipped_configs()["ldp-movielens"])
     (panel,) = movielens.panels
-    assert (panel.horizon, panel.epsilons, panel.instance.arms, panel.instance.dim) == (
+    panel_instance: object = panel.instance  # config.Instance does not name the LDP spec
+    assert isinstance(panel_instance, LDPInstanceSpec)
+    assert (panel.horizon, panel.epsilons, panel_instance.arms, panel_instance.dim) == (
         10**6,
         (1e5, 2e5, 4e5, 8e5),
         20,
@@ -149,7 +151,8 @@ def test_the_ucb_base_runs_on_bernoulli_arms_and_movielens_reads_a_file(tmp_path
     assert result["privacy"]["exact"]["epsilon"] <= 1.0 * (1 + 1e-12)
     ratings = write_ratings(tmp_path / "ua.base")
     movielens = small(instance={"kind": "ldp-movielens", "path": str(ratings), "arms": 5, "rank": 3})
-    spec = load_config(movielens).panels[0].instance
+    spec: object = load_config(movielens).panels[0].instance  # config.Instance does not name it
+    assert isinstance(spec, LDPInstanceSpec)
     built = spec.build_shared()
     assert built.name == "movielens"
     assert built.pool is not None
@@ -282,7 +285,7 @@ def test_the_horizon_axis_plots_final_regret_against_t_with_the_fitted_slope(tmp
         for line in horizon_lines(read_curves(out / "regret.csv"), ["T200", "T400", "T800"])
     }
     assert set(lines) == set(finals)
-    for key, by_t in finals.items():
+    for label_eps, by_t in finals.items():
         ts = sorted(by_t)
         assert ts == [200, 400, 800]
         means = [sum(by_t[t]) / len(by_t[t]) for t in ts]
@@ -290,7 +293,7 @@ def test_the_horizon_axis_plots_final_regret_against_t_with_the_fitted_slope(tmp
         y = [math.log(m) for m in means]
         xm, ym = sum(x) / 3, sum(y) / 3
         slope = sum((a - xm) * (b - ym) for a, b in zip(x, y, strict=True)) / sum((a - xm) ** 2 for a in x)
-        line = lines[key]
+        line = lines[label_eps]
         assert line.horizons.tolist() == ts
         np.testing.assert_allclose(line.finals, means, rtol=1e-12)
         assert line.slope == pytest.approx(slope, rel=1e-9)
@@ -399,7 +402,9 @@ def test_the_mab_family_can_host_ldp_ucb_on_its_bernoulli_kind() -> None:
     panel = config.panels[0]
     assert panel.for_family("ldp").instance.kind == "ldp-bernoulli"
     # reward means there, loss means here: the ldp instance's losses are 1 - means
-    built = panel.for_family("ldp").instance.build_shared()
+    ldp_instance: object = panel.for_family("ldp").instance  # config.Instance does not name it
+    assert isinstance(ldp_instance, LDPInstanceSpec)
+    built = ldp_instance.build_shared()
     assert np.allclose(built.means, 1 - np.array(MEANS))
 
 

@@ -49,8 +49,8 @@ def test_matrix_noise_is_symmetric_with_halved_off_diagonal(
     sigma = result.noise.sigma0
     z = np.concatenate([r.messages_cov - r.psums_cov for r in records])  # type: ignore[operator]
     np.testing.assert_array_equal(
-        np.concatenate([r.messages_cov for r in records]),  # type: ignore[misc]
-        np.concatenate([r.messages_cov for r in records]).swapaxes(-1, -2),  # type: ignore[misc]
+        np.concatenate([r.messages_cov for r in records]),
+        np.concatenate([r.messages_cov for r in records]).swapaxes(-1, -2),
     )
     diag = np.diagonal(z, axis1=-2, axis2=-1)
     iu = np.triu_indices(DIM, 1)

@@ -39,6 +39,7 @@ from learners.mab import (
 def test_bad_settings_name_the_field(kwargs: dict[str, object], field: str) -> None:
     with pytest.raises((ParameterError, ParameterTypeError)) as err:
         make_learner(**kwargs)  # type: ignore[arg-type]
+    assert isinstance(err.value, (ParameterError, ParameterTypeError))
     assert err.value.name == field
 
 

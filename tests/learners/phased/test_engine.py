@@ -214,7 +214,7 @@ def test_faithful_widths_reproduce_an_independent_computation() -> None:
     is 0.120 (DPE), 4.85 (CDP), 75.8 (LDP), 1625 (SDP), and at l = 15 18.9 (LDP), 102 (SDP); the
     widths are an independent computation, the designs here have s_l = 33 at those phases."""
     inst = draw_instance(np.random.default_rng(0))
-    table = {
+    table: dict[str, dict[int, float]] = {
         "dpe": {10: 0.120},
         "cdp-dpe": {10: 4.85},
         "ldp-dpe": {10: 75.8, 15: 18.9},

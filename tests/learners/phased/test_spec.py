@@ -120,6 +120,7 @@ def test_bad_run(inst: PhasedInstance) -> None:
         kw.update(change)
         with pytest.raises((ParameterError, ParameterTypeError)) as err:
             run(kw.pop("learner"), kw.pop("instances"), kw.pop("horizon"), **kw)
+        assert isinstance(err.value, (ParameterError, ParameterTypeError))
         assert err.value.name == field, (change, err.value)
     with pytest.raises(ParameterError) as err:
         run(make_learner("pe"), small, 101, tapes=tapes(1), rng=np.random.default_rng(0))
