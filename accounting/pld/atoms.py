@@ -108,7 +108,7 @@ class Atoms:
     ``infinite_hi`` also bounds the ``P``-mass left outside a window (pessimistic side only);
     ``lattice`` is ``(offset, h)`` when every point's loss is exactly ``offset + j h``; ``pile``
     is a lower bound (within rounding) of the loss of the lowest heavy atom, which a rounded
-    grid puts on a grid point (:func:`_from_atoms`).
+    grid puts on a grid point (:func:`accounting.pld.discretization.discretize`).
     """
 
     points: list[_Point]
@@ -265,7 +265,7 @@ CELL_DPS = 10
 _TAIL_MASS = 2.0**-16
 
 #: Bulk cells span ``1/_SUBCELLS`` of a grid step of loss: the optimistic side's bound on a
-#: cell's mean loss (:func:`_cell_mean_loss`) is low by at most ``(width)^2/8``.
+#: cell's mean loss (:func:`accounting.pld.discretization._table_grids`) is low by at most ``(width)^2/8``.
 _SUBCELLS = 1
 
 #: The most grid points a continuous pair's loss range may span at the chosen spacing.
@@ -281,7 +281,8 @@ def _cell_table(pair: MixturePair, h: float, bits: int, dps: int) -> CellTable:
     kinks and flat ends) are boundaries too. Each cell's masses are certified
     (:meth:`MixturePair.masses`) and its loss range is ``[L(x_i), L(x_{i+1})]`` (the loss is
     monotone, so the end points bound it). The window is cut where the ``P``- and ``Q``-tails are
-    below ``2^-(bits + 8)`` (see :func:`_table_grids` for what happens beyond it).
+    below ``2^-(bits + 8)`` (see :func:`accounting.pld.discretization._table_grids` for what
+    happens beyond it).
     """
     log_cut = -(bits + 8) * math.log(2)
     xa, xb = pair.window_float(log_cut)

@@ -132,9 +132,10 @@ def _coarsen(side: Rows, up: bool, c: _Halving, bits: int) -> tuple[Rows, float]
     An atom at an even point stays; an atom at an odd point ``2J + 1`` sits exactly halfway
     between the coarse points ``J`` and ``J + 1`` (the loss is affine in the index).
 
-    **Pessimistic** (``up``): connect the dots (Doroshenko et al. 2022, as :func:`_split_rule`):
-    the share ``w = 1/(1 + e^{-h})`` of its ``P``-mass (rounded up) goes to ``J + 1`` and the rest
-    to ``J``, preserving ``P``- and ``Q``-mass to within the rounding, which moves mass up only.
+    **Pessimistic** (``up``): connect the dots (Doroshenko et al. 2022, as
+    :func:`accounting.pld.discretization._split_rule`): the share ``w = 1/(1 + e^{-h})`` of its
+    ``P``-mass (rounded up) goes to ``J + 1`` and the rest to ``J``, preserving ``P``- and
+    ``Q``-mass to within the rounding, which moves mass up only.
 
     **Optimistic**: a post-processing of the pair, merging outputs, then losses moved down only
     (both lower δ for every composition). The odd atoms are paired, ``(4I + 1, 4I + 3)``: pieces

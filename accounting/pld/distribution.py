@@ -89,7 +89,7 @@ class PrivacyLossDistribution:
     Build one with :meth:`from_mechanism`; compose with :meth:`compose` and
     :meth:`self_compose`; ask :meth:`delta` and :meth:`epsilon`. Every answer is an
     :class:`~accounting.certified.Enclosure` whose lower end comes from the optimistic grid
-    and whose upper end from the pessimistic one (see the module docstring).
+    and whose upper end from the pessimistic one (:mod:`accounting.pld.discretization`).
 
     Attributes
     ----------
@@ -161,8 +161,8 @@ class PrivacyLossDistribution:
         """The PLD of running both mechanisms (independent noise): losses add.
 
         Grids whose spacings differ by a power of two are composed on the coarser one (the finer
-        is coarsened, :func:`_coarsen`); a composed side of more than :data:`MAX_GRID_POINTS`
-        points is coarsened too.
+        is coarsened, :func:`accounting.pld.coarsening._coarsen`); a composed side of more than
+        :data:`~accounting.pld.coarsening.MAX_GRID_POINTS` points is coarsened too.
 
         Raises
         ------
@@ -196,8 +196,9 @@ class PrivacyLossDistribution:
     def self_compose(self, count: int, progress: Progress | None = None) -> PrivacyLossDistribution:
         """The ``count``-fold composition, by repeated squaring (on byte rows, :class:`Rows`).
 
-        A side that grows beyond :data:`MAX_GRID_POINTS` points is coarsened (:func:`_coarsen`):
-        the spacing of the result is then the PLD's times a power of two.
+        A side that grows beyond :data:`~accounting.pld.coarsening.MAX_GRID_POINTS` points is
+        coarsened (:func:`accounting.pld.coarsening._coarsen`): the spacing of the result is then the
+        PLD's times a power of two.
 
         Parameters
         ----------

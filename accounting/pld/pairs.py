@@ -95,7 +95,7 @@ def exact_lattice(noise: LatticeNoise, shift: int) -> tuple[Interval, Interval] 
     """``(offset, h)`` when the loss of ``(X + Δ, X)`` at ``y`` is exactly ``offset + j(y)·h``.
 
     ``None`` for noise without such a lattice. The index is ``j(y) = clip(y + Δ, 0, Δ)`` for
-    ``Lap_Z`` (see :func:`_discrete_laplace_atoms`) and ``j(y) = y`` for ``N_Z``.
+    ``Lap_Z`` (see :func:`accounting.pld.atoms._discrete_laplace_atoms`) and ``j(y) = y`` for ``N_Z``.
     """
     if isinstance(noise, DiscreteLaplace):
         rate = -iv.log(to_interval(noise.decay)) if noise.decay is not None else 1 / to_interval(noise.scale)

@@ -69,8 +69,9 @@ def _refined_spacing(atoms: Atoms, h: float, compositions: int) -> float:
 
     ``s`` is the standard deviation of one mechanism's loss and ``D`` the typical gap between its
     atoms. The optimistic side merges each atom with a piece of its neighbour to reach a grid
-    point (:func:`_merged_blocks`), which loses about ``h·max(h, D)/4`` of the loss's variance
-    per mechanism, and each coarsening of a long composition (:func:`fit`) a little more; the
+    point (:func:`accounting.pld.discretization._merged_blocks`), which loses about
+    ``h·max(h, D)/4`` of the loss's variance per mechanism, and each coarsening of a long
+    composition (:func:`accounting.pld.coarsening.fit`) a little more; the
     rule spends grid points where the ledger is long and the atoms sparse, which is where that
     shows (Skellam noise of variance 100, ``D ≈ 0.01`` against ``h = 2^-13``, from about 100
     compositions on: then both ends are tighter than on the unrefined, uncoarsened grid, and
@@ -198,8 +199,9 @@ def _piles(pair: Pair) -> tuple[Mpf, Mpf] | None:
 def _pair_lattice(pair: Pair, dps: int) -> tuple[Mpf, Mpf] | None:
     """The exact lattice spacing of a pair, as the PLD would hold it (``None`` off a lattice).
 
-    Computed as :func:`_cited_atoms` and :func:`exact_lattice` compute it at ``dps``, so that
-    equal enclosures here are equal spacings in :meth:`PrivacyLossDistribution.compose`.
+    Computed as :func:`accounting.pld.atoms._cited_atoms` and :func:`exact_lattice` compute it at
+    ``dps``, so that equal enclosures here are equal spacings in
+    :meth:`~accounting.pld.PrivacyLossDistribution.compose`.
     """
     with precision(dps):
         if isinstance(pair, CitedPair):

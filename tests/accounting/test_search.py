@@ -8,7 +8,6 @@ import math
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-
 from mpmath import mp
 
 from accounting.search import expand, largest, narrow, smallest, smallest_integer
@@ -123,7 +122,8 @@ def test_narrow_bisects_midpoints_to_the_width_and_reports_an_undecided_point() 
         assert lo < root <= hi
         assert hi - lo <= mp.mpf("1e-30")
         lo, hi, undecided = narrow(lambda x: None if abs(x - root) < 0.1 else x > root, 0.0, 8.0, width=0.0)
-        assert undecided is not None and abs(undecided - root) < 0.1
+        assert undecided is not None
+        assert abs(undecided - root) < 0.1
         assert lo < root < hi
     lo, hi, _ = narrow(lambda x: x > 1, 0.0, 1024.0, width=lambda a, b: 0.0, max_steps=3)
     assert (lo, hi) == (0.0, 128.0)

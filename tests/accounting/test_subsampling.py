@@ -261,18 +261,6 @@ def test_lattice_mixture_delta_epsilon_renyi(
                 assert got.relative_width < 1e-15
 
 
-def test_lattice_mixture_law() -> None:
-    mix = LatticeMixture(DiscreteGaussian(2.0), Fraction(1, 3), 2)
-    with mp.workdps(REF_DPS):
-        base = dgauss_pmf(2.0)
-        for x in (-3, 0, 1, 2, 5):
-            exact = (1 - mp.mpf(1) / 3) * base[x] + mp.mpf(1) / 3 * base[x - 2]
-            assert_in(exact, mix.pmf_exact(x, 30))
-        assert float(mix.pmf(1)[()]) == pytest.approx(float((2 * base[1] + base[-1]) / 3), rel=1e-12)
-    assert mix.sf_bound(3) >= mix.pmf_exact(3).lo
-    assert mix.variance() == pytest.approx(DiscreteGaussian(2.0).variance() + 4 * (1 / 3) * (2 / 3))
-
-
 def test_replace_one_pair_dominates_every_replacement_numerically() -> None:
     """The ±Δ pair (dp_accounting's REPLACE_ONE) against all ``(a, b) ∈ [-Δ, Δ]^2``, both orders."""
     with mp.workdps(40):
@@ -558,20 +546,6 @@ def test_mixed_ledger_of_sampled_and_cited_events() -> None:
     alone = compose_events([(sampled, 40)], ADD_REMOVE, spacing=2.0**-9, dps=15).epsilon(1e-6)
     assert alone.hi < values[1].lo
     assert values[1].relative_width < 2e-3
-
-
-def test_one_pld_per_direction() -> None:
-    event = PoissonSampled(AdditiveNoise(DiscreteGaussian(2.0), 1), 0.3)
-    plds = event.plds(ADD_REMOVE, dps=20)
-    assert set(plds) == {"remove", "add"}
-    for eps in (0.0, 0.4):
-        single = event.delta(eps, ADD_REMOVE, dps=20)
-        assert overlaps(
-            Enclosure(
-                max(p.delta(eps).lo for p in plds.values()), max(p.delta(eps).hi for p in plds.values())
-            ),
-            single,
-        )
 
 
 @pytest.mark.parametrize("c", ["1e-300", "-1e-300", "3e-17", "-3e-17", "1e-5", "-0.0009", "0.5", "-0.5", "7"])
