@@ -188,7 +188,7 @@ def _cited_atoms(pair: CitedPair, dps: int) -> Atoms:
 
 
 def _discrete_laplace_atoms(noise: DiscreteLaplace, shift: int, dps: int) -> Atoms:
-    """The ``Δ + 1`` loss atoms of ``Lap_Z`` in closed form: no window, no tail (Fact 3 of the spec).
+    """The ``Δ + 1`` loss atoms of ``Lap_Z`` in closed form: no window, no tail (derived here).
 
     With ``q = e^{-1/b}`` (the decay itself when given) and ``y = x - Δ ~ X``: ``j = 0`` carries
     ``P(X <= -Δ) = q^Δ/(1+q)``, ``j = Δ`` carries ``P(X >= 0) = 1/(1+q)``, and ``j = y + Δ``
