@@ -21,10 +21,7 @@ from mpmath import mp
 from accounting import bounds
 from accounting import validate as v
 from accounting.certified import Enclosure, float_down, float_up, lower, precision, to_interval
-from accounting.divergence import (
-    epsilon_for_delta,
-    hockey_stick,
-)
+from accounting.divergence import epsilon_for_delta, hockey_stick
 from accounting.errors import ParameterError, ParameterTypeError, UnsupportedError, UnsupportedEventError
 from accounting.mechanisms.additive import AdditiveNoise
 from accounting.mechanisms.base import Mechanism, float_at_least, max_enclosure

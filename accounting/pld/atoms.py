@@ -30,21 +30,10 @@ from functools import lru_cache
 import numpy as np
 from mpmath import iv, mp
 
-from accounting.certified import (
-    Interval,
-    Mpf,
-    lower,
-    precision,
-    to_interval,
-    upper,
-)
+from accounting.certified import Interval, Mpf, lower, precision, to_interval, upper
 from accounting.divergence import check_size, pmf_tables
 from accounting.errors import UnsupportedError
-from accounting.noise import (
-    DiscreteLaplace,
-    LatticeNoise,
-    Shifted,
-)
+from accounting.noise import DiscreteLaplace, LatticeNoise, Shifted
 from accounting.pld.pairs import CitedPair, Pair, exact_lattice
 from accounting.subsampling import MixturePair
 

@@ -20,12 +20,7 @@ import numpy as np
 from mpmath import iv, mp
 from numpy.typing import NDArray
 
-from accounting.certified import (
-    Enclosure,
-    lower,
-    precision,
-    upper,
-)
+from accounting.certified import Enclosure, lower, precision, upper
 from accounting.pld.grid import EXTRA_DPS, Rows, enclosed, fixed_point, truncate_rows
 
 #: A composed side holding more grid points than this is coarsened (its spacing doubled,

@@ -55,14 +55,7 @@ from typing import NamedTuple
 import mpmath.libmp
 from mpmath import iv, mp
 
-from accounting.certified import (
-    Enclosure,
-    Interval,
-    Mpf,
-    lower,
-    precision,
-    upper,
-)
+from accounting.certified import Enclosure, Interval, Mpf, lower, precision, upper
 from accounting.pld.atoms import CELL_DPS, Atoms, CellTable, pair_atoms
 from accounting.pld.grid import Grid, binary_parts, fixed_point, probability_bits, scale_int, truncate
 from accounting.pld.pairs import Pair

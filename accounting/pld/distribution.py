@@ -22,21 +22,10 @@ from functools import cached_property
 from mpmath import iv, mp
 
 from accounting import validate as v
-from accounting.certified import (
-    Enclosure,
-    Interval,
-    Mpf,
-    float_down,
-    float_up,
-    lower,
-    precision,
-    upper,
-)
+from accounting.certified import Enclosure, Interval, Mpf, float_down, float_up, lower, precision, upper
 from accounting.errors import ParameterError, ParameterTypeError
 from accounting.mechanisms import Mechanism
-from accounting.noise import (
-    DEFAULT_DPS,
-)
+from accounting.noise import DEFAULT_DPS
 from accounting.pld.atoms import CellTable
 from accounting.pld.coarsening import Sides, doubled, fit, levels_apart, lift, paired
 from accounting.pld.discretization import discretize

@@ -19,12 +19,7 @@ import mpmath.libmp
 import numpy as np
 from numpy.typing import NDArray
 
-from accounting.certified import (
-    Enclosure,
-    Interval,
-    Mpf,
-    interval,
-)
+from accounting.certified import Enclosure, Interval, Mpf, interval
 from accounting.convolution import convolve_rows
 
 #: Extra decimal digits of the interval arithmetic that evaluates δ and ε on a grid.

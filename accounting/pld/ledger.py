@@ -20,9 +20,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from accounting import validate as v
-from accounting.certified import (
-    Enclosure,
-)
+from accounting.certified import Enclosure
 from accounting.errors import ParameterError, ParameterTypeError, UnsupportedError
 from accounting.mechanisms import AdditiveNoise, Mechanism
 from accounting.mechanisms.base import max_enclosure
@@ -32,10 +30,7 @@ from accounting.mechanisms.gaussian import (
     gaussian_equivalent_sigma,
 )
 from accounting.neighbouring import Neighbouring
-from accounting.noise import (
-    DEFAULT_DPS,
-    Gaussian,
-)
+from accounting.noise import DEFAULT_DPS, Gaussian
 from accounting.pld.atoms import CellTable
 from accounting.pld.distribution import MAX_COMPOSITIONS, PrivacyLossDistribution, pair_distribution
 from accounting.pld.pairs import Pair, dominating_pairs, lattice_pair

@@ -25,20 +25,11 @@ from fractions import Fraction
 
 from mpmath import iv
 
-from accounting.certified import (
-    Interval,
-    to_interval,
-)
+from accounting.certified import Interval, to_interval
 from accounting.errors import ParameterTypeError, UnsupportedEventError
 from accounting.mechanisms import AdditiveNoise, ApproxDP, DistributedSum, Mechanism, PureDP
 from accounting.neighbouring import Neighbouring
-from accounting.noise import (
-    DiscreteGaussian,
-    DiscreteLaplace,
-    Gaussian,
-    Laplace,
-    LatticeNoise,
-)
+from accounting.noise import DiscreteGaussian, DiscreteLaplace, Gaussian, Laplace, LatticeNoise
 from accounting.subsampling import MixturePair, PoissonSampled, SampledWithoutReplacement
 
 __all__ = ["dominating_pairs"]

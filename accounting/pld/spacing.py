@@ -18,18 +18,8 @@ import numpy as np
 from mpmath import iv, mp
 from numpy.typing import NDArray
 
-from accounting.certified import (
-    Mpf,
-    float_down,
-    lower,
-    precision,
-    upper,
-)
-from accounting.noise import (
-    DEFAULT_DPS,
-    DiscreteLaplace,
-    Laplace,
-)
+from accounting.certified import Mpf, float_down, lower, precision, upper
+from accounting.noise import DEFAULT_DPS, DiscreteLaplace, Laplace
 from accounting.pld.atoms import Atoms, pair_atoms
 from accounting.pld.grid import probability_bits
 from accounting.pld.pairs import CitedPair, Pair, exact_lattice
