@@ -702,13 +702,10 @@ class _Subsampled:
 
         * Lattice noise: exact, by certified window sums of each pair (:meth:`MixturePair.renyi`).
         * Gaussian noise, add-remove (Poisson, and without replacement with shift ``2Δ``): the
-          exact binomial expansion of Mironov, Talwar & Zhang 2019 ("Rényi differential privacy
-          of the sampled Gaussian mechanism", Section 3.3, ``A_α``) at integer ``α``, in interval
-          arithmetic; the add direction's ``B_α`` is at most ``A_α`` (their Section 3.3). At a
-          non-integer ``α`` (deviation: their fractional-order series is not implemented with a
-          certified remainder) the enclosure is ``[D_⌊α⌋, chord]``: ``D_α`` is nondecreasing in
-          ``α`` and ``(α - 1) D_α`` is convex, so it lies below the chord through the integers
-          around ``α`` (through ``(1, 0)`` below 2).
+          remove pair's ``A_α`` of Mironov, Talwar & Zhang 2019 (Section 3.3;
+          :func:`accounting.mechanisms.gaussian.sampled_gaussian_rdp`, up to order
+          :data:`_MAX_INTEGER_ORDER`); the add direction's ``B_α`` is at most ``A_α`` (their
+          Section 3.3).
         * ``α = ∞``: :meth:`pure_epsilon`.
 
         Raises
