@@ -34,18 +34,22 @@ from fractions import Fraction
 from mpmath import iv, mp
 
 from accounting import validate as v
-from accounting.certified import Enclosure, Interval, Mpf, exact_fraction, lower, precision, upper
+from accounting.certified import Enclosure, Interval, Mpf, exact_fraction, lower, precision, to_mpf, upper
 from accounting.errors import UnsupportedError
 from accounting.noise import DEFAULT_DPS, DiscreteGaussian, LatticeNoise, Shifted
 from accounting.search import certify_upward
 
 __all__ = [
     "MAX_POINTS",
+    "check_size",
     "discrete_gaussian_delta",
     "discrete_gaussian_epsilon",
     "epsilon_for_delta",
     "hockey_stick",
+    "mixture_renyi",
+    "pmf_tables",
     "renyi",
+    "renyi_sum",
 ]
 
 #: The largest window (in lattice points) an exact sum may use; beyond it the computation is
@@ -62,7 +66,7 @@ def _shift_pair(p: LatticeNoise, q: LatticeNoise) -> tuple[LatticeNoise, int] | 
     return None
 
 
-def _check_size(a: int, b: int, what: str) -> None:
+def check_size(a: int, b: int, what: str) -> None:
     """Refuse a window beyond :data:`MAX_POINTS` (memory), rather than run out of memory."""
     if b - a > MAX_POINTS:
         raise UnsupportedError(
@@ -90,7 +94,7 @@ def _outside(d: LatticeNoise, a: int, b: int, dps: int) -> Mpf:
         return upper(iv.mpf(d.cdf_bound(a - 1, dps)) + iv.mpf(d.sf_bound(b + 1, dps)))
 
 
-def _tables(p: LatticeNoise, q: LatticeNoise, a: int, b: int, dps: int) -> tuple[list[Interval], ...]:
+def pmf_tables(p: LatticeNoise, q: LatticeNoise, a: int, b: int, dps: int) -> tuple[list[Interval], ...]:
     """PMF enclosures of ``P`` and ``Q`` on ``a..b``; one table of the base noise for a shift pair."""
     pb, ps = (p.base, p.shift) if isinstance(p, Shifted) else (p, 0)
     qb, qs = (q.base, q.shift) if isinstance(q, Shifted) else (q, 0)
@@ -119,9 +123,9 @@ def hockey_stick(p: LatticeNoise, q: LatticeNoise, epsilon: float, dps: int = DE
     mass = mp.mpf(10) ** -(dps + 8)
     while True:
         a, b = _window(p, q, mass, dps)
-        _check_size(a, b, "the hockey-stick sum")
+        check_size(a, b, "the hockey-stick sum")
         tail = _outside(p, a, b, dps)
-        ps, qs = _tables(p, q, a, b, dps)
+        ps, qs = pmf_tables(p, q, a, b, dps)
         with precision(dps):
             e = iv.exp(iv.mpf(eps))
             lo_sum = iv.mpf(0)
@@ -173,9 +177,9 @@ def epsilon_for_delta(p: LatticeNoise, q: LatticeNoise, delta: float, dps: int =
     dps = v.dps("dps", dps)
     mass = mp.mpf(d) * mp.mpf(10) ** -(dps + 6)
     a, b = _window(p, q, mass, dps)
-    _check_size(a, b, "ε(δ)")
+    check_size(a, b, "ε(δ)")
     tail = _outside(p, a, b, dps)
-    ps, qs = _tables(p, q, a, b, dps)
+    ps, qs = pmf_tables(p, q, a, b, dps)
     with precision(dps):
         delta_iv = iv.mpf(d)
         dm = mp.mpf(d)
@@ -282,8 +286,8 @@ def renyi_sum(
     the window (:func:`_holder_tail`); ``None`` when the window holds the whole support. The one
     window sum of :func:`renyi` and of the subsampled pairs (:mod:`accounting.subsampling`).
     """
-    _check_size(a, b, f"the Rényi sum at alpha={alpha}")
-    ps, qs = _tables(p, q, a, b, dps)
+    check_size(a, b, f"the Rényi sum at alpha={alpha}")
+    ps, qs = pmf_tables(p, q, a, b, dps)
     with precision(dps):
         alpha_iv = iv.mpf(alpha)
         logs: dict[int, Interval] = {}  # P and Q often share entries (a shift pair): log once
@@ -313,6 +317,52 @@ def renyi_sum(
             total += iv.mpf([0, _holder_tail(outside, alpha, holder[0], holder[1])])
         value = iv.log(total) / (alpha_iv - 1)
         return Enclosure(max(mp.zero, lower(value)), max(mp.zero, upper(value)))
+
+
+def mixture_renyi(
+    p: LatticeNoise,
+    q: LatticeNoise,
+    noise: LatticeNoise,
+    spread: int,
+    weight: Fraction,
+    alpha: float,
+    dps: int,
+) -> Enclosure:
+    """``D_α(P || Q)`` of two mixtures of shifts of one noise ``X``, by certified window sums.
+
+    ``P = (1-α)X + α(X + a)`` and ``Q = (1-β)X + β(X + b)`` (the sides of a subsampled pair,
+    :class:`accounting.subsampling.MixturePair`) with ``spread = a - b >= 1`` and
+    ``weight = max(α, β)``; real order ``alpha > 1``. The window is cut where Hölder's inequality
+    bounds the left-out part, ``E_Q[1_T (P/Q)^α] <= Q(T)^{1-α/γ} (E_Q[(P/Q)^γ])^{α/γ}``, with the
+    a-priori bound of the noise at an order ``γ > α``
+    (:meth:`~accounting.noise.LatticeNoise.renyi_prior`) carried to the mixtures by joint
+    convexity of ``(P, Q) -> Σ P^γ Q^{1-γ}``: written over common weights, ``P`` and ``Q`` are
+    mixtures of pairs ``(X + s, X + t)`` with ``|s - t| <= a - b``, each with
+    ``D_γ <= D_γ(X + (a - b) || X)`` (a monotone likelihood ratio), so
+    ``E_Q[(P/Q)^γ] <= (1 - w) + w e^{(γ-1) B}`` with ``w = max(α, β)``.
+    """
+    finite = all(math.isfinite(t) for t in (*p.support(), *q.support()))
+    with precision(dps):
+        target = mp.mpf(10) ** -(dps + 6)
+        holder: tuple[float, Mpf] | None = None
+        if finite:
+            a = int(min(p.support()[0], q.support()[0]))
+            b = int(max(p.support()[1], q.support()[1]))
+        else:
+            prior = noise.renyi_prior(spread, alpha)
+            w = to_mpf(weight)
+            if math.isinf(prior.beta):
+                bound = prior.bound
+            else:
+                g = mp.mpf(prior.beta)
+                bound = mp.log((1 - w) + w * mp.exp((g - 1) * prior.bound)) / (g - 1)
+            bound *= 1 + mp.ldexp(1, -mp.prec + 8)
+            holder = (prior.beta, bound)
+            mass = _holder_mass(target, alpha, prior.beta, bound)
+            ap, bp = p.window(mass, dps)
+            aq, bq = q.window(mass, dps)
+            a, b = min(ap, aq), max(bp, bq)
+    return renyi_sum(p, q, a, b, alpha, holder, dps)
 
 
 def _holder_tail(q_mass: Mpf, alpha: float, beta: float, bound: Mpf) -> Mpf:
@@ -352,7 +402,7 @@ def _renyi_inf(
         raise UnsupportedError("D_inf of this pair needs shifts of one noise or finite supports")
     a = int(min(p.support()[0], q.support()[0]))
     b = int(max(p.support()[1], q.support()[1]))
-    ps, qs = _tables(p, q, a, b, dps)
+    ps, qs = pmf_tables(p, q, a, b, dps)
     with precision(dps):
         best_lo = mp.ninf
         best_hi = mp.ninf

@@ -16,6 +16,12 @@ end bisects instead. Searches run on ``x`` or on ``ln x`` (``log=True``, for sca
 A calibration that starts from a guess rather than a bracket first infers one
 (:func:`bracket_and_search`: geometric steps on ``ln θ`` from the guess, then :func:`smallest`).
 
+A search needs a bracket. Where none is known, :func:`expand` infers one: it walks away from a
+start by steps that grow geometrically until the condition holds (the pattern of every
+"double until it holds" loop). Where the variable is not a float the bracket is narrowed by
+:func:`narrow` (midpoints of ``mpf`` or other exact-enough numbers, to a width the caller sets)
+or :func:`smallest_integer` (integers, as :func:`bisect.bisect_left`).
+
 Every certified ``ε(δ)`` ends with one more step, :func:`certify_upward`: the upper end is first
 *proposed* (solved in plain arithmetic on a pessimistic curve, so within rounding of the answer)
 and then raised until the upper end of the certified ``δ`` there is at most the target. It is the
@@ -34,7 +40,16 @@ from mpmath import mp
 from accounting.certified import Mpf
 from accounting.errors import ParameterError, UnsupportedError
 
-__all__ = ["MAX_STEP", "bracket_and_search", "certify_upward", "largest", "smallest"]
+__all__ = [
+    "MAX_STEP",
+    "bracket_and_search",
+    "certify_upward",
+    "expand",
+    "largest",
+    "narrow",
+    "smallest",
+    "smallest_integer",
+]
 
 _BITS = struct.Struct("<d")
 _INTS = struct.Struct("<q")
@@ -261,6 +276,138 @@ def bracket_and_search(
             hi, f_hi = lo, f_lo
             step *= 2
     return smallest(checked, lo, hi, rtol=rtol, log=True, f_lo=f_lo, f_hi=f_hi, stop=stop)
+
+
+#: A point of :func:`expand`: an ``int``, a float or an ``mpf`` (in the working precision), whatever
+#: the caller's arithmetic is; the walk adds and scales it only.
+Point = TypeVar("Point", int, float, Mpf)
+#: A point of :func:`narrow`: a float or an ``mpf`` (midpoints are halves).
+Real = TypeVar("Real", float, Mpf)
+
+
+def expand(
+    holds: Callable[[Point], bool],
+    start: Point,
+    step: Point,
+    *,
+    growth: int = 2,
+    anchored: bool = False,
+    limit: Point | None = None,
+) -> tuple[Point | None, Point]:
+    """Bracket inference: the first point of a geometrically growing walk where ``holds`` is true.
+
+    The walk (``step`` gives the direction; each step is ``growth`` times the last):
+
+    * by default a running sum, ``start, start + s, start + s + growth·s, ...``, whose first point
+      ``start`` is evaluated too;
+    * ``anchored``: ``start + s, start + growth·s, start + growth²·s, ...``, each from ``start``,
+      which is not evaluated (a point where the condition is known not to hold).
+
+    The arithmetic is the caller's (``int``, float, or ``mpf`` in the working precision): a point
+    is exactly what the caller's own loop would have computed.
+
+    Parameters
+    ----------
+    holds : callable
+        ``x -> bool``, false and then true along the walk (only evaluated, never assumed).
+    start, step : int, float or mpf
+        The first point (or the anchor) and the first step (nonzero, signed).
+    growth : int
+        The factor by which the step grows after each point where ``holds`` is false.
+    anchored : bool
+        Whether each point is ``start`` plus the step (else the last point plus the step).
+    limit : int, float or mpf, optional
+        A point where the condition is known to hold: a point of the walk at or beyond it is
+        replaced by ``limit`` (not evaluated), which ends the walk.
+
+    Returns
+    -------
+    tuple
+        ``(before, at)``: ``at`` is the first point evaluated to hold (or ``limit``); ``before`` is
+        the last point evaluated not to hold (``start`` when anchored and the first point holds;
+        ``None`` when ``start`` itself holds). With no ``limit`` the walk goes on until the
+        condition holds, as the loops it replaces did.
+    """
+    before: Point | None = start if anchored else None
+    x = start
+    if not anchored:
+        if holds(x):
+            return None, x
+        before = x
+        x = x + step
+    else:
+        x = start + step
+    while True:
+        if limit is not None and (x <= limit if step < 0 else x >= limit):
+            return before, limit
+        if holds(x):
+            return before, x
+        before = x
+        step = step * growth
+        x = start + step if anchored else x + step
+
+
+def narrow(
+    side: Callable[[Real], bool | None],
+    lo: Real,
+    hi: Real,
+    *,
+    width: Real | Callable[[Real, Real], Real],
+    max_steps: int | None = None,
+) -> tuple[Real, Real, Real | None]:
+    """Bisect the bracket ``[lo, hi]`` of a monotone condition at midpoints ``(lo + hi)/2``.
+
+    For numbers that are not floats (an ``mpf`` threshold, in the working precision), where
+    :func:`smallest` cannot walk the bit patterns. Each step first compares ``hi - lo`` with
+    ``width`` (a number, or ``width(lo, hi)``) and stops once it is at most that; else the
+    midpoint's side is asked.
+
+    Parameters
+    ----------
+    side : callable
+        ``x -> True`` where ``x`` is on ``hi``'s side (the condition holds), ``False`` on ``lo``'s,
+        ``None`` where the caller cannot tell (e.g. an interval that straddles the threshold):
+        the bisection then stops at that midpoint.
+    lo, hi : int, float or mpf
+        The bracket (``side(lo)`` false, ``side(hi)`` true; neither is evaluated here).
+    width : number or callable
+        The width at which to stop.
+    max_steps : int, optional
+        A bound on the midpoints evaluated (none by default).
+
+    Returns
+    -------
+    tuple
+        ``(lo, hi, undecided)``: the final bracket, and the midpoint where ``side`` answered
+        ``None`` (``None`` when the bisection ran to ``width`` or ``max_steps``).
+    """
+    steps = 0
+    while max_steps is None or steps < max_steps:
+        steps += 1
+        if hi - lo <= (width(lo, hi) if callable(width) else width):
+            break
+        mid = (lo + hi) / 2
+        on_high_side = side(mid)
+        if on_high_side is None:
+            return lo, hi, mid
+        if on_high_side:
+            hi = mid
+        else:
+            lo = mid
+    return lo, hi, None
+
+
+def smallest_integer(holds: Callable[[int], bool], lo: int, hi: int) -> int:
+    """The smallest integer ``i ∈ [lo, hi)`` where ``holds``, for a condition false then true
+    (``hi`` when it holds nowhere): the bisection of :func:`bisect.bisect_left`, midpoint for
+    midpoint, so a search written with it evaluates the same points."""
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if holds(mid):
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo
 
 
 #: A candidate of :func:`certify_upward`: an ``mpf`` (raised in the working precision) or a float.

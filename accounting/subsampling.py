@@ -89,17 +89,15 @@ numerator and a nonincreasing denominator. The ``add`` direction is written with
 
 from __future__ import annotations
 
-import itertools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import TYPE_CHECKING
 
 import mpmath
 import numpy as np
 from mpmath import iv, mp
-from numpy.typing import ArrayLike, NDArray
+from numpy.typing import NDArray
 
 from accounting import validate as v
 from accounting.certified import (
@@ -107,17 +105,19 @@ from accounting.certified import (
     Interval,
     Mpf,
     exact_fraction,
-    float_up,
     log1p,
     lower,
     precision,
     to_interval,
-    to_mpf,
     upper,
 )
-from accounting.divergence import _holder_mass, epsilon_for_delta, hockey_stick, renyi_sum
+from accounting.divergence import epsilon_for_delta, hockey_stick, mixture_renyi
 from accounting.errors import ParameterError, ParameterTypeError, UnsupportedError, UnsupportedEventError
+from accounting.lattice_mixture import LatticeMixture
 from accounting.mechanisms import AdditiveNoise, DistributedSum
+from accounting.mechanisms.base import max_enclosure
+from accounting.mechanisms.gaussian import sampled_gaussian_rdp
+from accounting.monotone import float_window, inverse_float, threshold_delta, threshold_epsilon
 from accounting.neighbouring import Neighbouring
 from accounting.noise import (
     DEFAULT_DPS,
@@ -125,14 +125,9 @@ from accounting.noise import (
     Laplace,
     LatticeNoise,
     NoiseDistribution,
-    RenyiPrior,
     Shifted,
 )
-from accounting.search import certify_upward
 from accounting.special import erfc as _erfc
-
-if TYPE_CHECKING:
-    from accounting.pld import PrivacyLossDistribution
 
 __all__ = [
     "LatticeMixture",
@@ -206,142 +201,6 @@ def _mass_between(first: tuple[Interval, bool] | None, second: tuple[Interval, b
     if lower(mass) >= 0:
         return mass
     return iv.mpf([0, max(mp.zero, upper(mass))])
-
-
-# ---------------------------------------------------------------------------------------
-# A mixture of lattice noise and its shift
-# ---------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class LatticeMixture(LatticeNoise):
-    """``(1 - weight)·X + weight·(X + shift)``: one side of a subsampled lattice pair.
-
-    Only its law is used (PMF tables, tail bounds, window): a mixture is not log-concave in
-    general, and its own shift pairs are never formed, so :meth:`renyi_prior`,
-    :meth:`max_privacy_loss` and :meth:`rho_tail` refuse.
-
-    Parameters
-    ----------
-    base : LatticeNoise
-        The noise ``X``.
-    weight : Fraction
-        The mixture weight in ``[0, 1]`` (exact).
-    shift : int
-        The shift of the second component.
-    """
-
-    base: LatticeNoise
-    weight: Fraction
-    shift: int
-
-    def __post_init__(self) -> None:
-        if not isinstance(self.base, LatticeNoise):
-            raise ParameterTypeError("base", self.base, "a LatticeNoise")
-        w = (
-            Fraction(self.weight)
-            if isinstance(self.weight, int | Fraction)
-            else _fraction("weight", self.weight)
-        )
-        if not 0 <= w <= 1:
-            raise ParameterError("weight", self.weight, "a real number in [0, 1]")
-        object.__setattr__(self, "weight", w)
-        object.__setattr__(self, "shift", v.integer("shift", self.shift))
-
-    @property
-    def log_concave(self) -> bool:
-        return self.weight in (0, 1) or self.shift == 0
-
-    @property
-    def symmetric(self) -> bool:
-        return self.base.symmetric and (self.weight == 0 or self.shift == 0)
-
-    def support(self) -> tuple[float, float]:
-        lo, hi = self.base.support()
-        if self.weight == 0:
-            return (lo, hi)
-        if self.weight == 1:
-            return (lo + self.shift, hi + self.shift)
-        return (min(lo, lo + self.shift), max(hi, hi + self.shift))
-
-    def _center(self) -> float:
-        return self.base._center()
-
-    def _weights(self) -> tuple[Interval, Interval]:
-        w = to_interval(self.weight)
-        return 1 - w, w
-
-    def _combine(self, table: list[Interval], lo: int, hi: int, start: int) -> list[Interval]:
-        """``(1-w) X(x) + w X(x - s)`` for ``x = lo..hi`` from a base table starting at ``start``."""
-        keep, move = self._weights()
-        out = []
-        for x in range(lo, hi + 1):
-            value = iv.mpf(0)
-            if self.weight != 1:
-                value += keep * table[x - start]
-            if self.weight != 0:
-                value += move * table[x - self.shift - start]
-            out.append(value)
-        return out
-
-    def pmf_intervals(self, lo: int, hi: int, dps: int = DEFAULT_DPS) -> list[Interval]:
-        lo = v.integer("lo", lo)
-        hi = v.integer("hi", hi)
-        if hi < lo:
-            raise ParameterError("hi", hi, f"an integer >= lo={lo}")
-        start = lo - max(self.shift, 0)
-        table = self.base.pmf_intervals(start, hi - min(self.shift, 0), dps)
-        with precision(v.dps("dps", dps)):
-            return self._combine(table, lo, hi, start)
-
-    def _intervals(self, lo: int, hi: int) -> list[Interval]:
-        start = lo - max(self.shift, 0)
-        return self._combine(self.base._intervals(start, hi - min(self.shift, 0)), lo, hi, start)
-
-    def _base_tail(self, t: int, upper_tail: bool) -> Interval:
-        lo, hi = self.base.support()
-        if upper_tail:
-            if t <= lo:
-                return iv.mpf(1)
-            if t > hi:
-                return iv.mpf(0)
-            return iv.mpf([0, min(mp.one, upper(self.base._sf(t)))])
-        if t >= hi:
-            return iv.mpf(1)
-        if t < lo:
-            return iv.mpf(0)
-        return iv.mpf([0, min(mp.one, upper(self.base._cdf(t)))])
-
-    def _sf(self, t: int) -> Interval:
-        keep, move = self._weights()
-        return keep * self._base_tail(t, True) + move * self._base_tail(t - self.shift, True)
-
-    def _cdf(self, t: int) -> Interval:
-        keep, move = self._weights()
-        return keep * self._base_tail(t, False) + move * self._base_tail(t - self.shift, False)
-
-    def renyi_prior(self, shift: int, alpha: float) -> RenyiPrior:
-        raise UnsupportedError("a subsampling mixture is one side of a pair, not noise to shift")
-
-    def max_privacy_loss(self, shift: int) -> Mpf:
-        raise UnsupportedError("a subsampling mixture is one side of a pair, not noise to shift")
-
-    def rho_tail(self, shift: int, alpha: float) -> Mpf:
-        raise UnsupportedError("a subsampling mixture is one side of a pair, not noise to shift")
-
-    def variance(self) -> float:
-        w = float(self.weight)
-        return self.base.variance() + w * (1 - w) * self.shift**2
-
-    def pmf(self, x: ArrayLike) -> FloatArray:
-        xs = np.asarray(x, dtype=np.float64)
-        w = float(self.weight)
-        return np.asarray((1 - w) * self.base.pmf(xs) + w * self.base.pmf(xs - self.shift), dtype=np.float64)
-
-    def sample(self, rng: np.random.Generator, size: int | tuple[int, ...]) -> NDArray[np.generic]:
-        draws = np.asarray(self.base.sample(rng, size))
-        moved = rng.random(draws.shape) < float(self.weight)
-        return np.asarray(draws + np.where(moved, self.shift, 0), dtype=np.int64)
 
 
 def _fraction(name: str, value: object) -> Fraction:
@@ -617,198 +476,49 @@ class MixturePair:
         return out[0], out[1], out[2], out[3]
 
     def window_float(self, log_mass: float) -> tuple[float, float]:
-        """Floats ``x_a < x_b`` beyond which both tails of ``P`` and ``Q`` are ``e^{log_mass}`` or less."""
-        scale = _scale(self.noise)
-        centers = self.centers()
-
-        def beyond(x: float, upper_side: bool) -> float:
-            p_low, p_high, q_low, q_high = self.log_tails_float(np.array([x]))
-            pair = (p_high, q_high) if upper_side else (p_low, q_low)
-            return float(np.logaddexp(pair[0], pair[1])[0])
-
-        lo, hi = min(centers) - scale, max(centers) + scale
-        step = scale
-        while beyond(lo, False) > log_mass:
-            lo -= step
-            step *= 2
-        step = scale
-        while beyond(hi, True) > log_mass:
-            hi += step
-            step *= 2
-        return lo, hi
+        """Floats ``x_a < x_b`` beyond which both tails of ``P`` and ``Q`` are ``e^{log_mass}`` or less
+        (:func:`accounting.monotone.float_window`)."""
+        return float_window(self.log_tails_float, self.centers(), _scale(self.noise), log_mass)
 
     def inverse_loss_float(self, targets: FloatArray, lo: float, hi: float) -> FloatArray:
-        """Floats ``x`` in ``[lo, hi]`` with ``L(x)`` close to each target (vectorized bisection)."""
-        t = np.asarray(targets, dtype=np.float64)
-        a = np.full(t.shape, lo)
-        b = np.full(t.shape, hi)
-        for _ in range(80):
-            mid = (a + b) / 2
-            below = self.loss_float(mid) < t
-            a = np.where(below, mid, a)
-            b = np.where(below, b, mid)
-        return np.asarray((a + b) / 2, dtype=np.float64)
+        """Floats ``x`` in ``[lo, hi]`` with ``L(x)`` close to each target (vectorized bisection,
+        :func:`accounting.monotone.inverse_float`)."""
+        return inverse_float(self.loss_float, targets, lo, hi)
 
     # -- single-release answers -------------------------------------------------------
     def delta(self, epsilon: float, dps: int = DEFAULT_DPS) -> Enclosure:
         """``δ(ε) = sup_S P(S) - e^ε Q(S)`` of the pair, certified.
 
         Lattice noise: :func:`accounting.divergence.hockey_stick` over the sides. Continuous
-        noise: the loss is nondecreasing, so with ``x_lo <= x_hi`` bracketing the threshold where
-        ``L`` crosses ``ε`` (checked in interval arithmetic),
-        ``δ = [P - e^ε Q](X > x_hi) + ∫_{(x_lo, x_hi]} (p - e^ε q)_+``, and the second term lies in
-        ``[0, P(x_lo < X <= x_hi)]``; the bracket is bisected to the working precision.
+        noise: the loss is nondecreasing, so ``δ`` is the mass above the threshold where ``L``
+        crosses ``ε`` (:func:`accounting.monotone.threshold_delta`).
         """
         eps = v.nonnegative("epsilon", epsilon)
         dps = v.dps("dps", dps)
         if self.lattice:
             p, q = self.sides()
             return hockey_stick(p, q, eps, dps)
-        with precision(dps):
-            x_lo, x_hi = self._threshold(mp.mpf(eps))
-            (_, p_mid, p_top), (_, _, q_top) = self._three_masses(x_lo, x_hi)
-            base = p_top - iv.exp(iv.mpf(eps)) * q_top
-            lo = max(mp.zero, lower(base))
-            hi = min(mp.one, max(mp.zero, upper(base + p_mid)))
-            return Enclosure(min(lo, hi), hi)
-
-    def _three_masses(self, x_lo: Mpf, x_hi: Mpf) -> tuple[tuple[Interval, ...], tuple[Interval, ...]]:
-        """``P`` and ``Q`` masses of ``(-∞, x_lo]``, ``(x_lo, x_hi]``, ``(x_hi, ∞)`` (ends may be ``±∞``)."""
-        points = [x for x in (x_lo, x_hi) if mp.isfinite(x)]
-        if len(points) == 2 and points[0] == points[1]:
-            points = points[:1]
-        cells = iter(self.masses(points))
-        zero = iv.mpf(0)
-        ps: list[Interval] = []
-        qs: list[Interval] = []
-        edges = [mp.ninf, x_lo, x_hi, mp.inf]
-        for left, right in itertools.pairwise(edges):
-            if left >= right:
-                ps.append(zero)
-                qs.append(zero)
-            else:
-                p, q = next(cells)
-                ps.append(p)
-                qs.append(q)
-        return tuple(ps), tuple(qs)
-
-    def _threshold(self, eps: Mpf) -> tuple[Mpf, Mpf]:
-        """``x_lo <= x_hi`` with ``L <= ε`` on ``(-∞, x_lo]``, ``L >= ε`` on ``[x_hi, ∞)`` (maybe ``±∞``)."""
-        bottom, top = self.loss_limits()
-        if bottom is not None and lower(bottom) >= eps:
-            return mp.ninf, mp.ninf  # L >= ε everywhere
-        if top is not None and upper(top) <= eps:
-            return mp.inf, mp.inf  # L <= ε everywhere
-        a, b = self._bracket(eps)
-        tolerance = mp.ldexp(max(mp.one, abs(a), abs(b)), -iv.prec + 24)
-        while b - a > tolerance:
-            mid = (a + b) / 2
-            loss = self.loss(iv.mpf(mid))
-            if upper(loss) <= eps:
-                a = mid
-            elif lower(loss) >= eps:
-                b = mid
-            else:
-                # The loss interval at mid contains ε: close in from both sides of mid instead.
-                a = self._walk(mid, eps, -tolerance, a)
-                b = self._walk(mid, eps, tolerance, b)
-                break
-        return a, b
-
-    def _walk(self, x: Mpf, eps: Mpf, step: Mpf, limit: Mpf) -> Mpf:
-        """The nearest point to ``x`` (steps doubling away from it, toward ``limit``) where the
-        loss is certainly ``<= ε`` (``step < 0``) or ``>= ε`` (``step > 0``); ``limit`` qualifies."""
-        while True:
-            y = x + step
-            if (step < 0 and y <= limit) or (step > 0 and y >= limit):
-                return limit
-            loss = self.loss(iv.mpf(y))
-            if (upper(loss) <= eps) if step < 0 else (lower(loss) >= eps):
-                return y
-            step *= 2
-
-    def _bracket(self, eps: Mpf) -> tuple[Mpf, Mpf]:
-        """Finite ``a < b`` with ``L(a) <= ε <= L(b)`` certified, near the float threshold."""
-        lo_f, hi_f = self.window_float(-60.0)
-        x0 = float(self.inverse_loss_float(np.array([float(eps)]), lo_f, hi_f)[0])
-        step = max(1.0, abs(x0)) * 2.0**-30
-        a = mp.mpf(x0) - step
-        while upper(self.loss(iv.mpf(a))) > eps:
-            step *= 4
-            a -= step
-        step = max(1.0, abs(x0)) * 2.0**-30
-        b = mp.mpf(x0) + step
-        while lower(self.loss(iv.mpf(b))) < eps:
-            step *= 4
-            b += step
-        return a, b
+        return threshold_delta(self, eps, dps)
 
     def epsilon(self, delta: float, dps: int = DEFAULT_DPS) -> Enclosure:
         """``ε(δ) = inf{ε >= 0 : δ(ε) <= δ}`` of the pair, certified.
 
         Lattice noise: :func:`accounting.divergence.epsilon_for_delta`. Continuous noise: on the
-        threshold set ``S = (x, ∞)`` the point ``(L(x), [P - e^{L(x)} Q](S))`` lies on the curve
-        ``δ(ε)``, so ``x`` is bisected until it is ``δ``; the lower end is
-        ``ln((P(S) - δ)/Q(S))`` (any set gives a lower bound, see :mod:`accounting.divergence`),
-        and the upper end ``L(x)`` is checked with :meth:`delta` (and nudged up) before it is
-        returned.
+        threshold sets, the upper end checked with :meth:`delta` (and nudged up) before it is
+        returned (:func:`accounting.monotone.threshold_epsilon`).
         """
         d = v.open_unit("delta", delta)
         dps = v.dps("dps", dps)
         if self.lattice:
             p, q = self.sides()
             return epsilon_for_delta(p, q, d, dps)
-        if self.delta(0.0, dps).hi <= d:
-            return Enclosure.exact(0)
-        with precision(dps):
-            dm = mp.mpf(d)
-            _, top = self.loss_limits()
-            lo_f, hi_f = self.window_float(-60.0)
-            span = max(1.0, hi_f - lo_f)
-            a = mp.mpf(lo_f) - span
-            b = mp.mpf(hi_f) + span
-
-            def curve(x: Mpf) -> Mpf:
-                (_, _, p_top), (_, _, q_top) = self._three_masses(x, x)
-                e = iv.exp(self.loss(iv.mpf(x)))
-                return mp.mpf((p_top - e * q_top).mid)
-
-            while curve(b) > dm:  # δ(L(x)) decreases in x: widen until the target is bracketed
-                b += span
-                span *= 2
-            for _ in range(iv.prec + 8):
-                if b - a <= mp.ldexp(max(mp.one, abs(a), abs(b)), -iv.prec + 20):
-                    break
-                mid = (a + b) / 2
-                if curve(mid) > dm:
-                    a = mid
-                else:
-                    b = mid
-            if top is not None and lower(self.loss(iv.mpf(b))) >= upper(top):
-                b = a  # past the flat top: the threshold set at the last point below it
-            proposal = float_up(max(mp.zero, upper(self.loss(iv.mpf(b)))))
-
-            def certified(epsilon: float) -> bool:
-                return bool(self.delta(epsilon, dps).hi <= d)
-
-            # ε stays a float here, raised in float arithmetic from 2^-44 relative (2^8 of its ulps).
-            candidate = certify_upward(proposal, certified, nudge_exponent=-44, what="the mixture's ε(δ)")
-            (_, _, p_top), (_, _, q_top) = self._three_masses(a, a)
-            eps_lo = mp.zero
-            if lower(p_top) > dm and lower(q_top) > 0:
-                eps_lo = max(mp.zero, lower(iv.log((p_top - iv.mpf(d)) / q_top)))
-            return Enclosure(min(eps_lo, mp.mpf(candidate)), mp.mpf(candidate))
+        return threshold_epsilon(self, d, dps)
 
     def renyi(self, alpha: float, dps: int = DEFAULT_DPS) -> Enclosure:
         """``D_α(P || Q)`` by certified window sums (lattice noise, real ``α > 1`` or ``∞``).
 
-        The window is cut where Hölder's inequality bounds the left-out part,
-        ``E_Q[1_T (P/Q)^α] <= Q(T)^{1-α/γ} (E_Q[(P/Q)^γ])^{α/γ}``, with the a-priori bound of the
-        noise at an order ``γ > α`` (:meth:`~accounting.noise.LatticeNoise.renyi_prior`) carried
-        to the mixtures by joint convexity of ``(P, Q) -> Σ P^γ Q^{1-γ}``: written over common
-        weights, ``P`` and ``Q`` are mixtures of pairs ``(X + s, X + t)`` with ``|s - t| <= a - b``,
-        each with ``D_γ <= D_γ(X + (a - b) || X)`` (a monotone likelihood ratio), so
-        ``E_Q[(P/Q)^γ] <= (1 - w) + w e^{(γ-1) B}`` with ``w = max(α, β)``.
+        :func:`accounting.divergence.mixture_renyi` over the sides, whose shifts differ by at most
+        ``a - b``; ``D_∞`` is :meth:`max_loss`.
         """
         a_ord = v.order("alpha", alpha)
         dps = v.dps("dps", dps)
@@ -821,28 +531,7 @@ class MixturePair:
         spread = int(self.p_shift - self.q_shift)
         if spread == 0:
             return Enclosure.exact(0)
-        finite = all(math.isfinite(t) for t in (*p.support(), *q.support()))
-        with precision(dps):
-            target = mp.mpf(10) ** -(dps + 6)
-            holder: tuple[float, Mpf] | None = None
-            if finite:
-                a = int(min(p.support()[0], q.support()[0]))
-                b = int(max(p.support()[1], q.support()[1]))
-            else:
-                prior = self.noise.renyi_prior(spread, a_ord)
-                w = to_mpf(max(self.p_weight, self.q_weight))
-                if math.isinf(prior.beta):
-                    bound = prior.bound
-                else:
-                    g = mp.mpf(prior.beta)
-                    bound = mp.log((1 - w) + w * mp.exp((g - 1) * prior.bound)) / (g - 1)
-                bound *= 1 + mp.ldexp(1, -mp.prec + 8)
-                holder = (prior.beta, bound)
-                mass = _holder_mass(target, a_ord, prior.beta, bound)
-                ap, bp = p.window(mass, dps)
-                aq, bq = q.window(mass, dps)
-                a, b = min(ap, aq), max(bp, bq)
-        return renyi_sum(p, q, a, b, a_ord, holder, dps)
+        return mixture_renyi(p, q, self.noise, spread, max(self.p_weight, self.q_weight), a_ord, dps)
 
     def max_loss(self, dps: int = DEFAULT_DPS) -> Enclosure:
         """``D_∞(P || Q) = sup_x L(x)``: the limit ``L(+∞)`` of the nondecreasing loss.
@@ -963,52 +652,33 @@ class _Subsampled:
         """
         raise NotImplementedError  # pragma: no cover - every subclass defines it
 
-    def plds(
-        self, neighbouring: Neighbouring | str, spacing: float | None = None, dps: int = DEFAULT_DPS
-    ) -> dict[str, PrivacyLossDistribution]:
-        """The privacy-loss distribution of one release for each direction of ``neighbouring``.
-
-        :meth:`accounting.pld.PrivacyLossDistribution.from_pair` of each dominating pair; a
-        ledger is composed by :func:`accounting.pld.compose_events` (which shares the cells of
-        the two directions and one grid across events).
-        """
-        from accounting.pld import PrivacyLossDistribution  # pld builds on this module
-
-        return {
-            direction: PrivacyLossDistribution.from_pair(pair, spacing, dps)
-            for direction, pair in self.dominating_pairs(neighbouring).items()
-        }
-
     # -- answers ----------------------------------------------------------------------
     def delta(self, epsilon: float, neighbouring: Neighbouring | str, dps: int = DEFAULT_DPS) -> Enclosure:
         """``δ(ε)`` of one release: the largest over the dominating pairs, certified."""
         eps = v.nonnegative("epsilon", epsilon)
         dps = v.dps("dps", dps)
-        return _max([pair.delta(eps, dps) for pair in self.dominating_pairs(neighbouring).values()])
+        return max_enclosure([pair.delta(eps, dps) for pair in self.dominating_pairs(neighbouring).values()])
 
     def epsilon(self, delta: float, neighbouring: Neighbouring | str, dps: int = DEFAULT_DPS) -> Enclosure:
         """``ε(δ)`` of one release: the largest over the dominating pairs, certified."""
         d = v.open_unit("delta", delta)
         dps = v.dps("dps", dps)
-        return _max([pair.epsilon(d, dps) for pair in self.dominating_pairs(neighbouring).values()])
+        return max_enclosure([pair.epsilon(d, dps) for pair in self.dominating_pairs(neighbouring).values()])
 
     def pure_epsilon(self, neighbouring: Neighbouring | str, dps: int = DEFAULT_DPS) -> Enclosure:
         """``D_∞`` of the dominating pairs (:meth:`MixturePair.max_loss`): finite for bounded loss."""
         dps = v.dps("dps", dps)
-        return _max([pair.max_loss(dps) for pair in self.dominating_pairs(neighbouring).values()])
+        return max_enclosure([pair.max_loss(dps) for pair in self.dominating_pairs(neighbouring).values()])
 
     def rdp(self, alpha: float, neighbouring: Neighbouring | str, dps: int = DEFAULT_DPS) -> Enclosure:
         """The Rényi divergence of the dominating pairs at order ``α`` (the largest), certified.
 
         * Lattice noise: exact, by certified window sums of each pair (:meth:`MixturePair.renyi`).
         * Gaussian noise, add-remove (Poisson, and without replacement with shift ``2Δ``): the
-          exact binomial expansion of Mironov, Talwar & Zhang 2019 ("Rényi differential privacy
-          of the sampled Gaussian mechanism", Section 3.3, ``A_α``) at integer ``α``, in interval
-          arithmetic; the add direction's ``B_α`` is at most ``A_α`` (their Section 3.3). At a
-          non-integer ``α`` (deviation: their fractional-order series is not implemented with a
-          certified remainder) the enclosure is ``[D_⌊α⌋, chord]``: ``D_α`` is nondecreasing in
-          ``α`` and ``(α - 1) D_α`` is convex, so it lies below the chord through the integers
-          around ``α`` (through ``(1, 0)`` below 2).
+          remove pair's ``A_α`` of Mironov, Talwar & Zhang 2019 (Section 3.3;
+          :func:`accounting.mechanisms.gaussian.sampled_gaussian_rdp`, up to order
+          :data:`_MAX_INTEGER_ORDER`); the add direction's ``B_α`` is at most ``A_α`` (their
+          Section 3.3).
         * ``α = ∞``: :meth:`pure_epsilon`.
 
         Raises
@@ -1023,10 +693,15 @@ class _Subsampled:
         if math.isinf(a):
             return self.pure_epsilon(neighbouring, dps)
         if isinstance(self.noise, LatticeNoise):
-            return _max([pair.renyi(a, dps) for pair in pairs.values()])
+            return max_enclosure([pair.renyi(a, dps) for pair in pairs.values()])
         if isinstance(self.noise, Gaussian) and "remove" in pairs:
             remove = pairs["remove"]
-            return _sampled_gaussian_rdp(a, remove.p_weight, self.noise.sigma, float(remove.p_shift), dps)
+            order = math.ceil(a)  # the largest integer order the expansion is summed at
+            if order > _MAX_INTEGER_ORDER:
+                raise UnsupportedError(
+                    f"alpha={order}: the binomial expansion is summed up to order {_MAX_INTEGER_ORDER}"
+                )
+            return sampled_gaussian_rdp(a, remove.p_weight, self.noise.sigma, float(remove.p_shift), dps)
         raise UnsupportedEventError(
             f"no exact Rényi divergence of {self!r} under {Neighbouring.parse(neighbouring).value}: "
             "the mixture pair of continuous noise has one only for the Gaussian under add-remove "
@@ -1090,48 +765,3 @@ class SampledWithoutReplacement(_Subsampled):
         d2 = self._shift(2)
         zero: float = 0 if isinstance(x, LatticeNoise) else 0.0
         return {"remove": MixturePair(x, q, d2), "add": MixturePair(x, Fraction(0), zero, q, -d2)}
-
-
-def _max(enclosures: list[Enclosure]) -> Enclosure:
-    """The enclosure of the maximum of several certified values."""
-    return Enclosure(max(e.lo for e in enclosures), max(e.hi for e in enclosures))
-
-
-def _sampled_gaussian_rdp(
-    alpha: float, q: Fraction, sigma: float | Fraction, shift: float, dps: int
-) -> Enclosure:
-    """``D_α((1-q)N(0,σ²) + qN(Δ,σ²) || N(0,σ²))``: MTZ 2019 ``A_α`` at integer orders, else the chord."""
-    if alpha.is_integer():
-        return _mtz_integer(int(alpha), q, sigma, shift, dps)
-    k = math.floor(alpha)
-    upper_value = _mtz_integer(k + 1, q, sigma, shift, dps)
-    with precision(dps):
-        a = iv.mpf(alpha)
-        if k == 1:
-            chord = iv.mpf(upper_value.hi)  # (α - 1) D_α <= (α - 1) D_2 on (1, 2]
-            lo = mp.zero
-        else:
-            lower_value = _mtz_integer(k, q, sigma, shift, dps)
-            f_k = (k - 1) * iv.mpf(lower_value.hi)
-            f_k1 = k * iv.mpf(upper_value.hi)
-            chord = (f_k + (a - k) * (f_k1 - f_k)) / (a - 1)
-            lo = lower_value.lo
-        return Enclosure(lo, max(lo, upper(chord)))
-
-
-def _mtz_integer(alpha: int, q: Fraction, sigma: float | Fraction, shift: float, dps: int) -> Enclosure:
-    """``ln(A_α)/(α - 1)``, ``A_α = Σ_k C(α, k) (1-q)^{α-k} q^k e^{(k² - k)Δ²/(2σ²)}`` (MTZ 2019, §3.3)."""
-    if alpha > _MAX_INTEGER_ORDER:
-        raise UnsupportedError(
-            f"alpha={alpha}: the binomial expansion is summed up to order {_MAX_INTEGER_ORDER}"
-        )
-    with precision(dps):
-        qi = to_interval(q)
-        keep = 1 - qi
-        c = iv.mpf(shift) ** 2 / (2 * to_interval(sigma) ** 2)
-        total = iv.mpf(0)
-        for k in range(alpha + 1):
-            term = iv.mpf(math.comb(alpha, k)) * qi**k * keep ** (alpha - k) * iv.exp((k * k - k) * c)
-            total += term
-        value = iv.log(total) / (alpha - 1)
-        return Enclosure(max(mp.zero, lower(value)), max(mp.zero, upper(value)))

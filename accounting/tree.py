@@ -66,7 +66,7 @@ from accounting.accountant import Accountant, Composed, Event
 from accounting.calibration import Calibration, calibrate
 from accounting.certified import DEFAULT_DPS, Enclosure, float_up
 from accounting.errors import ParameterError
-from accounting.mechanisms import AdditiveNoise, DistributedSum, DistributedVectorSum, _float_at_least
+from accounting.mechanisms import AdditiveNoise, DistributedSum, DistributedVectorSum, float_at_least
 from accounting.neighbouring import Neighbouring
 from accounting.noise import Gaussian, LatticeNoise
 
@@ -310,7 +310,7 @@ class Stream:
             value = getattr(self, name)
             if value is not None:
                 v.interval(name, value, 1, math.inf, low_open=False, why=why)
-                object.__setattr__(self, name, _float_at_least(value))  # a larger bound: safe
+                object.__setattr__(self, name, float_at_least(value))  # a larger bound: safe
 
     @property
     def vector(self) -> bool:
@@ -325,7 +325,7 @@ class Stream:
         c = self.sensitivity
         if self.vector:
             assert self.l2 is not None
-            cap = _float_at_least(self.dimension * c)  # ‖Δ‖₁ <= d·c
+            cap = float_at_least(self.dimension * c)  # ‖Δ‖₁ <= d·c
             l1 = cap if self.l1 is None else min(self.l1, cap)
             return DistributedVectorSum(share, agents, self.dimension, self.l2, l1), 1
         for bound in (self.l2, self.l1):

@@ -37,23 +37,11 @@ MAX_MODULE_LINES = 800
 MAX_FUNCTION_LINES = 100
 
 #: Strongly connected components of the import graph still to break (each a sorted tuple).
-KNOWN_CYCLES: set[tuple[str, ...]] = {
-    ("accounting.mechanisms", "accounting.pld", "accounting.subsampling"),
-}
+KNOWN_CYCLES: set[tuple[str, ...]] = set()
 #: (importer, imported module, name) of private imports still to remove.
-KNOWN_PRIVATE: set[tuple[str, str, str]] = {
-    ("accounting.pld", "accounting.bounds", "_gaussian_delta_mp"),
-    ("accounting.pld", "accounting.divergence", "_check_size"),
-    ("accounting.pld", "accounting.divergence", "_tables"),
-    ("accounting.subsampling", "accounting.divergence", "_holder_mass"),
-    ("accounting.tree", "accounting.mechanisms", "_float_at_least"),
-}
+KNOWN_PRIVATE: set[tuple[str, str, str]] = set()
 #: Modules over the line limit still to split.
-KNOWN_LONG_MODULES: set[str] = {
-    "accounting.mechanisms",
-    "accounting.pld",
-    "accounting.subsampling",
-}
+KNOWN_LONG_MODULES: set[str] = set()
 #: (module, function) over the line limit still to split.
 KNOWN_LONG_FUNCTIONS: set[tuple[str, str]] = set()
 

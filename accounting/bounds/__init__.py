@@ -78,7 +78,3 @@ __all__ = [
     "sum_discrete_gaussians_epsilon_kls",
     "sum_discrete_gaussians_rho_kls",
 ]
-
-#: The spelling :mod:`accounting.pld` still uses (from when it was private to this module); the
-#: name is :func:`~accounting.bounds.gaussian.gaussian_delta_mp`.
-_gaussian_delta_mp = gaussian_delta_mp

@@ -31,6 +31,7 @@ from accounting.certified import (
     to_interval,
     to_mpf,
 )
+from accounting.convolution import convolve
 from accounting.errors import ParameterError
 from accounting.noise.base import (
     FloatArray,
@@ -126,26 +127,6 @@ def _to_fixed(values: list[Interval], bits: int) -> list[int]:
     """Lower endpoints scaled by ``2^bits`` and rounded down (lower bounds stay lower bounds)."""
     # Exact integer arithmetic on the raw mantissas: mp.floor would round to mp.prec.
     return [mpmath.libmp.to_int(mpmath.libmp.mpf_shift(lower(x)._mpf_, bits), "f") for x in values]
-
-
-def _convolve_int(a: list[int], b: list[int]) -> list[int]:
-    """Exact convolution of nonnegative integer sequences by Kronecker substitution.
-
-    One big-integer product replaces ``len(a) * len(b)`` small ones, done by GMP
-    (``mpmath.libmp.MPZ``, gmpy2): Python's own Karatsuba took 20 s for the tables of a Rényi sum
-    at order 100 (thousands of bits per entry), GMP a fraction of a second.
-    """
-    width = max(a).bit_length() + max(b).bit_length() + min(len(a), len(b)).bit_length() + 1
-    nbytes = (width + 7) // 8
-
-    def pack(xs: list[int]) -> object:
-        return mpmath.libmp.MPZ(int.from_bytes(b"".join(x.to_bytes(nbytes, "little") for x in xs), "little"))
-
-    pa = pack(a)
-    pb = pa if a is b else pack(b)
-    n = len(a) + len(b) - 1
-    raw = int(pa * pb).to_bytes(n * nbytes, "little")  # type: ignore[operator]
-    return [int.from_bytes(raw[i * nbytes : (i + 1) * nbytes], "little") for i in range(n)]
 
 
 @dataclass(frozen=True)
@@ -246,14 +227,14 @@ def _convolved_table(sigma: Param, n: int, reach: int, bits: int) -> _SumTable:
             if acc is None:
                 acc, acc_k, acc_off = base, base_k, base_off
             else:
-                acc = [x >> bits for x in _convolve_int(acc, base)]
+                acc = [x >> bits for x in convolve(acc, base)]
                 acc_k += base_k
                 acc_off += base_off
                 acc, acc_off = _trim(acc, acc_off, max(cut(acc_k), reach))
         remaining >>= 1
         if not remaining:
             break
-        base = [x >> bits for x in _convolve_int(base, base)]
+        base = [x >> bits for x in convolve(base, base)]
         base_k *= 2
         base_off *= 2
         base, base_off = _trim(base, base_off, max(cut(base_k), reach))

@@ -29,7 +29,8 @@ from accounting.certified import Enclosure, float_up, precision, upper
 from accounting.divergence import discrete_gaussian_epsilon, epsilon_for_delta
 from accounting.mechanisms import AdditiveNoise
 from accounting.noise import DiscreteGaussian, Gaussian, Shifted
-from accounting.pld import _EXTRA_DPS, PrivacyLossDistribution
+from accounting.pld import PrivacyLossDistribution
+from accounting.pld.grid import EXTRA_DPS
 from accounting.search import certify_upward
 from accounting.subsampling import MixturePair
 from tests.accounting.noise.reference import REF_DPS
@@ -251,7 +252,7 @@ def test_pld_epsilon_certifies_on_the_pessimistic_grid(monkeypatch: pytest.Monke
     monkeypatch.setattr(PrivacyLossDistribution, "_delta_side", side)
     got = dist.epsilon(delta)
     monkeypatch.undo()
-    with precision(dist.dps + _EXTRA_DPS + 60):
+    with precision(dist.dps + EXTRA_DPS + 60):
         assert dist._delta_side(got.hi, pessimistic=True) <= delta
     assert dist.delta(float_up(got.hi)).hi <= delta
     assert len(checked) > 2, "the first candidate was not refused (one call is at ε = 0)"

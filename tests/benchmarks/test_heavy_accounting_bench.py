@@ -36,7 +36,7 @@ from accounting.noise.base import _cached_table
 
 def _cold() -> None:
     _cached_table.cache_clear()
-    pld._lattice_atoms.cache_clear()
+    pld.atoms.lattice_atoms.cache_clear()
     noise_module._SUM_TABLES.clear()
 
 

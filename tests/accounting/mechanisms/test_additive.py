@@ -1,16 +1,14 @@
-"""Tests of :mod:`accounting.mechanisms`: ``AdditiveNoise`` and ``DistributedSum``.
+"""Tests of :mod:`accounting.mechanisms.additive`: ``AdditiveNoise``, the exact answers of one release.
 
 The exact (certified) answers are checked against the published closed forms they must never
-exceed (spec §3.1-§3.4: Fact 3, Lemma 3 = AKL 2021 Thm 3.5, CKS 2020, Lemma 4 = KLS 2021
-Prop. 13), against exact identities derived in the docstrings, and against brute-force sums
-(``test_divergence.py``); the continuous baselines against closed forms recomputed here in
-:mod:`mpmath`. Expected values are never outputs of the code under test.
+exceed (Agarwal, Kairouz & Liu 2021 Thm 3.5; Canonne, Kamath & Steinke 2020; Kairouz, Liu &
+Steinke 2021 Prop. 13), against exact identities derived in the docstrings, and against
+brute-force sums (``test_divergence.py``); the Laplace baseline against closed forms recomputed
+here in :mod:`mpmath`. Expected values are never outputs of the code under test.
 """
 
 from __future__ import annotations
 
-import math
-from collections.abc import Callable
 from fractions import Fraction
 from typing import Any
 
@@ -21,18 +19,13 @@ from mpmath import mp
 
 from accounting import (
     AdditiveNoise,
-    CenteredBinomial,
     DiscreteGaussian,
     DiscreteLaplace,
     DistributedSum,
     Enclosure,
-    Gaussian,
-    Geometric,
     Laplace,
     LatticeNoise,
     Mechanism,
-    ParameterError,
-    ParameterTypeError,
     Polya,
     Shifted,
     Skellam,
@@ -40,7 +33,7 @@ from accounting import (
     UnsupportedError,
     bounds,
 )
-from tests.accounting.noise.reference import REF_DPS, as_mpf, assert_encloses
+from tests.accounting.noise.reference import REF_DPS, assert_encloses
 from tests.accounting.test_divergence import brute_hockey, brute_renyi, float_above
 
 FAST = settings(max_examples=12, deadline=None)
@@ -155,13 +148,6 @@ def test_discrete_laplace_pure_epsilon_is_fact3(scale: float, sensitivity: int) 
 # ---------------------------------------------------------------------------------------------
 
 
-def _gaussian_delta(sigma: float, epsilon: float, sensitivity: float) -> Mpf:
-    """Balle & Wang 2018 Thm 8: δ = Φ(Δ/(2σ) - εσ/Δ) - e^ε Φ(-Δ/(2σ) - εσ/Δ)."""
-    with mp.workdps(REF_DPS):
-        s, e, d = mp.mpf(sigma), mp.mpf(epsilon), mp.mpf(sensitivity)
-        return mp.ncdf(d / (2 * s) - e * s / d) - mp.exp(e) * mp.ncdf(-d / (2 * s) - e * s / d)
-
-
 def _laplace_delta(scale: float, epsilon: float, sensitivity: float) -> Mpf:
     """P(Y + Δ > c) - e^ε P(Y > c), Y ~ Lap(0, b), c = (εb + Δ)/2 where the loss crosses ε."""
     with mp.workdps(REF_DPS):
@@ -182,33 +168,6 @@ def _laplace_rdp(alpha: float, scale: float, sensitivity: float) -> Mpf:
         a, r = mp.mpf(alpha), mp.mpf(sensitivity) / mp.mpf(scale)
         inner = a / (2 * a - 1) * mp.exp((a - 1) * r) + (a - 1) / (2 * a - 1) * mp.exp(-a * r)
         return mp.log(inner) / (a - 1)
-
-
-@pytest.mark.parametrize(
-    ("sigma", "epsilon", "sensitivity"), [(1.0, 0.5, 1.0), (3.0, 1.0, 2.0), (0.7, 2.0, 1.0), (10.0, 0.1, 1.0)]
-)
-def test_gaussian_mechanism_matches_balle_wang(sigma: float, epsilon: float, sensitivity: float) -> None:
-    """The Gaussian baseline: δ(ε) is Balle-Wang Thm 8, ε(δ) its inverse, D_α = αΔ²/(2σ²)."""
-    mech = AdditiveNoise(Gaussian(sigma), sensitivity)
-    delta = mech.delta(epsilon)
-    assert_encloses(delta.lo, delta.hi, _gaussian_delta(sigma, epsilon, sensitivity), rel=1e-30)
-    # ε(δ) inverts δ(ε): δ at the upper end is <= δ, and above δ just below the lower end.
-    target = 1e-5
-    eps = mech.epsilon(target)
-    assert _gaussian_delta(sigma, float_above(eps.hi), sensitivity) <= target
-    assert _gaussian_delta(sigma, float(eps.lo) * (1 - 1e-9), sensitivity) > target
-    with mp.workdps(REF_DPS):
-        rdp = mech.rdp(2.5)
-        assert_encloses(rdp.lo, rdp.hi, mp.mpf("2.5") * mp.mpf(sensitivity) ** 2 / (2 * mp.mpf(sigma) ** 2))
-    assert mp.isinf(mech.pure_epsilon().lo)
-
-
-@pytest.mark.parametrize("sigma", [3.0, 0.7, 1 / 3])
-def test_gaussian_zcdp_rho_encloses_the_exact_value(sigma: float) -> None:
-    """ρ = Δ²/(2σ²) (Bun-Steinke 2016) must be enclosed, not rounded to nearest (1/18 is not a float)."""
-    rho = AdditiveNoise(Gaussian(sigma), 1).zcdp_rho()
-    with mp.workdps(REF_DPS):
-        assert_encloses(rho.lo, rho.hi, 1 / (2 * mp.mpf(sigma) ** 2))
 
 
 @pytest.mark.parametrize(
@@ -322,116 +281,6 @@ def test_discrete_gaussian_privacy_is_not_monotone_in_sigma() -> None:
 
 
 # ---------------------------------------------------------------------------------------------
-# Distributed sums: the total noise of n shares
-# ---------------------------------------------------------------------------------------------
-
-
-@pytest.mark.slow
-@given(
-    users=st.integers(1, 64),
-    beta=st.one_of(st.floats(0.2, 0.95), st.integers(2, 19).map(lambda k: Fraction(k, 20))),
-    sensitivity=st.integers(1, 3),
-    epsilon=st.floats(0, 2),
-)
-@FAST
-def test_polya_shares_are_the_discrete_laplace_mechanism(
-    users: int, beta: float | Fraction, sensitivity: int, epsilon: float
-) -> None:
-    """Fact 1 (spec §2.3): n Polya(1/n, β) differences sum to Lap_Z with e^{-1/b} = β."""
-    distributed = DistributedSum(Polya(Fraction(1, users), beta), users, sensitivity)
-    central = AdditiveNoise(DiscreteLaplace(decay=beta), sensitivity)
-    answers = zip(_answers(distributed, epsilon, 1e-6, 2), _answers(central, epsilon, 1e-6, 2), strict=True)
-    for a, b in answers:
-        assert overlap(a, b)
-    pure = distributed.pure_epsilon(DPS)  # Fact 3 with Δ/b = -Δ ln β
-    with mp.workdps(REF_DPS):
-        assert_encloses(pure.lo, pure.hi, -sensitivity * mp.log(as_mpf(beta)))
-
-
-def test_polya_shares_with_float_r() -> None:
-    """r = 0.25 is exactly 1/4 in binary, so four users make a discrete Laplace too."""
-    assert overlap(
-        DistributedSum(Polya(0.25, 0.5), 4).epsilon(1e-6, DPS),
-        AdditiveNoise(DiscreteLaplace(decay=0.5)).epsilon(1e-6, DPS),
-    )
-    assert DistributedSum(Geometric(0.5), 1).total_noise == DiscreteLaplace(decay=0.5)
-
-
-@pytest.mark.slow
-@given(
-    eighths=st.integers(1, 200),
-    users=st.integers(1, 40),
-    sensitivity=st.integers(1, 3),
-    epsilon=st.floats(0, 2),
-)
-@FAST
-def test_skellam_shares_are_a_skellam_mechanism(
-    eighths: int, users: int, sensitivity: int, epsilon: float
-) -> None:
-    """Spec §2.4 closure: n shares Sk(0, v) make Sk(0, nv)."""
-    share = Fraction(eighths, 8)
-    distributed = DistributedSum(Skellam(share), users, sensitivity)
-    central = AdditiveNoise(Skellam(share * users), sensitivity)
-    answers = zip(_answers(distributed, epsilon, 1e-6, 3), _answers(central, epsilon, 1e-6, 3), strict=True)
-    for a, b in answers:
-        assert overlap(a, b)
-
-
-def test_asymmetric_skellam_shares_and_the_offset() -> None:
-    """Shares offset + Poisson(μ1) - Poisson(μ2) sum to n·offset + Poisson(nμ1) - Poisson(nμ2).
-
-    An offset is public and cannot change the privacy of the mechanism.
-    """
-    distributed = DistributedSum(Skellam.from_rates(1.5, 0.5, 3), 4, 2)
-    central = AdditiveNoise(Skellam.from_rates(6, 2, 0), 2)
-    for a, b in zip(_answers(distributed, 0.7, 1e-6, 2.5), _answers(central, 0.7, 1e-6, 2.5), strict=True):
-        assert overlap(a, b)
-
-
-@pytest.mark.parametrize(("sigma", "users"), [(0.8, 1), (0.4, 1), (1.3, 3)])
-def test_discrete_gaussian_shares(sigma: float, users: int) -> None:
-    """Spec §3.3: the sum of n discrete Gaussians; for n = 1 the fixed-point convolution code
-    (SumOfDiscreteGaussians) must agree with the direct discrete Gaussian tables."""
-    distributed = DistributedSum(DiscreteGaussian(sigma), users)
-    central = AdditiveNoise(DiscreteGaussian(sigma) if users == 1 else SumOfDiscreteGaussians(sigma, users))
-    assert isinstance(distributed.total_noise, SumOfDiscreteGaussians)
-    for a, b in zip(_answers(distributed, 0.5, 1e-6, 2.5), _answers(central, 0.5, 1e-6, 2.5), strict=True):
-        assert overlap(a, b)
-
-
-def test_binomial_shares() -> None:
-    """Even-trial centered binomial shares sum to a centered binomial (spec §2.7)."""
-    distributed = DistributedSum(CenteredBinomial(4), 3)
-    central = AdditiveNoise(CenteredBinomial(12))
-    for a, b in zip(_answers(distributed, 0.5, 1e-3, 2.5), _answers(central, 0.5, 1e-3, 2.5), strict=True):
-        assert overlap(a, b)
-    # X + 1 puts 2^-12 of mass outside the support of X: no Rényi DP, and δ(ε) >= 2^-12.
-    assert mp.isinf(distributed.rdp(2, DPS).lo)
-    assert distributed.delta(30.0, DPS).lo >= mp.mpf(2) ** -12 * (1 - mp.mpf(10) ** -12)
-
-
-@pytest.mark.parametrize(
-    ("share", "users"),
-    [
-        (Polya(0.3, 0.5), 3),  # r·n != 1 (0.3 is not 1/3)
-        (Polya(Fraction(1, 3), 0.5), 4),
-        (Geometric(0.5), 2),
-        (DiscreteLaplace(2.0), 3),
-        (CenteredBinomial(3), 2),  # odd trials: the shares' means do not cancel
-        (Gaussian(1.0), 3),
-        (Laplace(1.0), 3),
-        (Shifted(Skellam(1), 2), 3),
-    ],
-    ids=repr,
-)
-def test_unsupported_shares_raise(share: Any, users: int) -> None:
-    """A share whose n-fold sum has no exact form here is refused, not approximated (spec §9.5)."""
-    with pytest.raises(UnsupportedError) as info:
-        DistributedSum(share, users)
-    assert isinstance(info.value, ValueError)
-
-
-# ---------------------------------------------------------------------------------------------
 # Sensitivity > 1 and both directions
 # ---------------------------------------------------------------------------------------------
 
@@ -482,95 +331,6 @@ def test_discrete_laplace_zcdp_rho_respects_pure_dp() -> None:
     rho = AdditiveNoise(DiscreteLaplace(2.0)).zcdp_rho(dps=15)
     assert rho.lo <= 0.125
     assert rho.lo > 0.1  # D_α/α at a single order already gives most of it
-
-
-# ---------------------------------------------------------------------------------------------
-# Reported floats
-# ---------------------------------------------------------------------------------------------
-
-
-def test_float_of_an_enclosure_is_never_below_its_upper_end() -> None:
-    """The package docstring: ``float(result)`` is the upper end rounded up, never optimistic."""
-    eps = AdditiveNoise(DiscreteLaplace(1.0)).epsilon(1e-3)
-    assert mp.mpf(float(eps)) >= eps.hi  # mp.mpf of a float is exact: an exact comparison
-
-
-# ---------------------------------------------------------------------------------------------
-# Validation
-# ---------------------------------------------------------------------------------------------
-
-nan = math.nan
-
-BAD_MECHANISMS: list[tuple[str, Any, str, type[Exception]]] = [
-    ("lattice-frac-sensitivity", lambda: AdditiveNoise(Skellam(1), 1.5), "sensitivity", ParameterError),
-    ("lattice-zero-sensitivity", lambda: AdditiveNoise(Skellam(1), 0), "sensitivity", ParameterError),
-    ("lattice-negative-sensitivity", lambda: AdditiveNoise(Skellam(1), -2), "sensitivity", ParameterError),
-    ("lattice-nan-sensitivity", lambda: AdditiveNoise(Skellam(1), nan), "sensitivity", ParameterError),
-    ("lattice-bool-sensitivity", lambda: AdditiveNoise(Skellam(1), True), "sensitivity", ParameterTypeError),
-    ("continuous-zero-sensitivity", lambda: AdditiveNoise(Laplace(1), 0), "sensitivity", ParameterError),
-    ("continuous-nan-sensitivity", lambda: AdditiveNoise(Gaussian(1), nan), "sensitivity", ParameterError),
-    ("not-a-noise", lambda: AdditiveNoise("gaussian"), "noise", ParameterError),  # type: ignore[arg-type]
-    ("zero-users", lambda: DistributedSum(Skellam(1), 0), "users", ParameterError),
-    ("frac-users", lambda: DistributedSum(Skellam(1), 2.5), "users", ParameterError),  # type: ignore[arg-type]
-    (
-        "distributed-sensitivity",
-        lambda: DistributedSum(Skellam(1), 2, 1.5),  # type: ignore[arg-type]
-        "sensitivity",
-        ParameterError,
-    ),
-]
-
-
-@pytest.mark.parametrize(
-    ("build", "name", "error"), [c[1:] for c in BAD_MECHANISMS], ids=[c[0] for c in BAD_MECHANISMS]
-)
-def test_bad_mechanism_parameters_raise(build: Any, name: str, error: type[Exception]) -> None:
-    """Lattice noise needs an integer sensitivity >= 1 (1.5 is refused); users >= 1."""
-    with pytest.raises(error) as info:
-        build()
-    assert getattr(info.value, "name", None) == name
-    assert name in str(info.value)
-
-
-MECHANISMS = [
-    AdditiveNoise(Skellam(4)),
-    AdditiveNoise(Gaussian(1.0)),
-    AdditiveNoise(Laplace(1.0)),
-    DistributedSum(DiscreteGaussian(1.0), 3),
-]
-
-
-@pytest.mark.parametrize("mech", MECHANISMS, ids=repr)
-@pytest.mark.parametrize("delta", [0, 1, -1, nan, 2.0])
-def test_delta_outside_the_open_unit_interval_raises(mech: Mechanism, delta: float) -> None:
-    """δ must lie in (0, 1), for lattice and continuous noise alike."""
-    with pytest.raises(ParameterError) as info:
-        mech.epsilon(delta)
-    assert info.value.name == "delta"
-
-
-@pytest.mark.parametrize("mech", MECHANISMS, ids=repr)
-@pytest.mark.parametrize("alpha", [1, 0.5, -3, nan])
-def test_order_at_most_one_raises(mech: Mechanism, alpha: float) -> None:
-    """Rényi orders α <= 1 (and NaN) are refused."""
-    with pytest.raises(ParameterError) as info:
-        mech.rdp(alpha)
-    assert info.value.name == "alpha"
-
-
-@pytest.mark.parametrize("mech", MECHANISMS, ids=repr)
-def test_other_bad_arguments_raise(mech: Mechanism) -> None:
-    """Negative or NaN ε, rtol = 0 and an out-of-range precision are refused."""
-    cases: list[tuple[Callable[[], object], str]] = [
-        (lambda: mech.delta(-0.5), "epsilon"),
-        (lambda: mech.delta(nan), "epsilon"),
-        (lambda: mech.zcdp_rho(rtol=0), "rtol"),
-        (lambda: mech.epsilon(1e-5, dps=3), "dps"),
-    ]
-    for call, name in cases:
-        with pytest.raises(ParameterError) as info:
-            call()
-        assert info.value.name == name
 
 
 # ---------------------------------------------------------------------------------------------

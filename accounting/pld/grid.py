@@ -1,0 +1,241 @@
+"""One side of a privacy-loss distribution: a fixed-point measure on a grid of losses, and its exact
+convolution.
+
+Losses live on a grid ``offset + j·h`` (integer ``j``); probabilities are exact fixed-point
+integers with scale ``2^bits`` (:func:`probability_bits`), plus an atom at ``+inf``. A side is read
+by queries as a :class:`Grid` (Python integers) and composed as :class:`Rows` (little-endian byte
+rows): composition is exact integer convolution by Kronecker substitution
+(:func:`accounting.convolution.convolve_rows`: one big-integer product by GMP on rows packed by
+numpy), rounded down for the optimistic side and up for the pessimistic one, whose negligible tails
+are then cut (:func:`truncate_rows`) — moving mass to higher losses only on the pessimistic side.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import mpmath.libmp
+import numpy as np
+from numpy.typing import NDArray
+
+from accounting.certified import Enclosure, Interval, Mpf, interval
+from accounting.convolution import convolve_rows
+
+#: Extra decimal digits of the interval arithmetic that evaluates δ and ε on a grid.
+EXTRA_DPS = 20
+
+
+_LIMB = (1 << 64) - 1
+
+
+def probability_bits(dps: int) -> int:
+    """Fixed-point bits of the probabilities: ``dps`` decimal digits, 4 guard digits, and 16 bits
+    for the rounding errors of up to ``2^16`` grid points adding up (each rounding is one unit),
+    rounded up to whole bytes (the composition shifts byte rows, :func:`compose_rows`)."""
+    return 8 * math.ceil((math.ceil((dps + 4) * math.log2(10)) + 16) / 8)
+
+
+def binary_parts(x: Mpf | float) -> tuple[int, int, int, int]:
+    """The exact binary ``(sign, mantissa, exponent, bitcount)`` of an mpf or float.
+
+    Not ``mp.mpf(x)``, which would round an mpf wider than the current precision.
+    """
+    if isinstance(x, mpmath.mpf):
+        return x._mpf_  # type: ignore[no-any-return]
+    return mpmath.libmp.from_float(float(x))  # type: ignore[no-any-return]
+
+
+def fixed_point(x: Mpf | float, bits: int, rounding: str) -> int:
+    """``x · 2^bits`` rounded (``"f"`` down, ``"c"`` up), exactly from the binary mantissa."""
+    return int(mpmath.libmp.to_int(mpmath.libmp.mpf_shift(binary_parts(x), bits), rounding))
+
+
+def scale_int(n: int, x: Mpf, rounding: str) -> int:
+    """``n · x`` for an integer ``n >= 0`` and an ``mpf`` ``x >= 0``, rounded exactly."""
+    sign, man, exp, _ = binary_parts(x)
+    if sign:
+        raise AssertionError("negative factor")
+    value = n * int(man)
+    exp = int(exp)
+    if exp >= 0:
+        return value << exp
+    return value >> -exp if rounding == "f" else -((-value) >> -exp)
+
+
+def shift_down(x: int, bits: int, up: bool) -> int:
+    """``x / 2^bits`` rounded up (``up``) or down."""
+    return -((-x) >> bits) if up else x >> bits
+
+
+# ---------------------------------------------------------------------------------------
+# One side of a PLD: a fixed-point measure on the grid plus an atom at +inf
+# ---------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Grid:
+    """Masses ``masses[i] · 2^-bits`` at the grid losses ``offset + (start + i)·h``, plus ``+inf``."""
+
+    start: int
+    masses: tuple[int, ...]
+    infinite: int
+
+    @classmethod
+    def from_dict(cls, masses: dict[int, int], infinite: int) -> Grid:
+        kept = {j: m for j, m in masses.items() if m}
+        if not kept:
+            return cls(0, (), infinite)
+        lo, hi = min(kept), max(kept)
+        return cls(lo, tuple(kept.get(j, 0) for j in range(lo, hi + 1)), infinite)
+
+    def rescaled(self, shift: int, up: bool) -> Grid:
+        """The same grid with ``shift`` fewer fractional bits (rounded up or down)."""
+        if shift == 0:
+            return self
+        return Grid(
+            self.start,
+            tuple(shift_down(m, shift, up) for m in self.masses),
+            shift_down(self.infinite, shift, up),
+        )
+
+
+@dataclass(frozen=True, eq=False)
+class Rows:
+    """A side held as byte rows for composition: row ``i`` is ``masses[i]`` in little-endian bytes.
+
+    Convolutions then pack, multiply and unpack whole arrays (numpy and one GMP product) with no
+    Python loop over grid points; :class:`Grid` (Python integers) is what queries read.
+    """
+
+    start: int
+    rows: NDArray[np.uint8]
+    infinite: int
+
+    @classmethod
+    def of(cls, grid: Grid, bits: int) -> Rows:
+        return cls.of_ints(grid.start, np.array(grid.masses, dtype=object), grid.infinite, bits)
+
+    @classmethod
+    def of_ints(cls, start: int, masses: NDArray[np.object_], infinite: int, bits: int) -> Rows:
+        """Rows of Python integers (a numpy object array), as :meth:`ints` gives them."""
+        width = bits // 8 + 1  # a mass is at most 1 + (rounding): below 2^(bits + 8)
+        limbs = np.zeros((len(masses), -(-width // 8)), dtype=np.uint64)
+        rest = masses
+        for i in range(limbs.shape[1]):
+            limbs[:, i] = (rest & _LIMB).astype(np.uint64)
+            rest = rest >> 64
+        raw = limbs.view(np.uint8)[:, :width]
+        if len(masses) and (np.any(rest != 0) or np.any(limbs.view(np.uint8)[:, width:])):
+            raise AssertionError("a mass exceeds its fixed-point width")
+        return cls(start if len(masses) else 0, np.ascontiguousarray(raw), infinite)
+
+    def ints(self) -> NDArray[np.object_]:
+        """The masses as Python integers in a numpy object array (exact big-int arithmetic)."""
+        n, width = self.rows.shape
+        buf = np.zeros((n, -(-width // 8) * 8), dtype=np.uint8)
+        buf[:, :width] = self.rows
+        limbs = buf.view(np.uint64)
+        out = limbs[:, -1].astype(object)
+        for i in range(limbs.shape[1] - 2, -1, -1):
+            out = (out << 64) | limbs[:, i].astype(object)
+        return np.asarray(out, dtype=object)
+
+    def grid(self) -> Grid:
+        masses = tuple(self.ints().tolist())
+        return Grid(self.start if masses else 0, masses, self.infinite)
+
+    def total(self) -> int:
+        """``Σ masses``, exactly (column sums of bytes cannot overflow 64 bits below 2^56 rows)."""
+        sums = self.rows.sum(axis=0, dtype=np.uint64)
+        return sum(int(x) << (8 * i) for i, x in enumerate(sums))
+
+
+def _shift_rows(rows: NDArray[np.uint8], nbytes: int, up: bool, width: int) -> NDArray[np.uint8]:
+    """Each row divided by ``2^(8 nbytes)``, rounded up (``up``) or down, in ``width`` bytes."""
+    high = rows[:, nbytes:]
+    if high.shape[1] > width and np.any(high[:, width:]):
+        raise AssertionError("a composed mass exceeds its fixed-point width")
+    out = np.zeros((len(rows), width), dtype=np.uint8)
+    keep = min(width, high.shape[1])
+    out[:, :keep] = high[:, :keep]
+    if up:
+        carry = np.any(rows[:, :nbytes] != 0, axis=1).astype(np.uint16)
+        for col in range(width):
+            if not carry.any():
+                break
+            value = out[:, col].astype(np.uint16) + carry
+            out[:, col] = (value & 0xFF).astype(np.uint8)
+            carry = value >> 8
+        if carry.any():
+            raise AssertionError("a composed mass exceeds its fixed-point width")
+    return out
+
+
+def compose_rows(a: Rows, b: Rows, bits: int, up: bool, same: bool = False) -> Rows:
+    """The product measure of two sides: finite losses convolve, ``+inf`` absorbs the rest.
+
+    The mass at ``+inf`` is ``a_inf·(B_fin + b_inf) + A_fin·b_inf`` (the measure product; it is
+    ``1 - (1 - a_inf)(1 - b_inf)`` when both totals are 1). Rounded up for the pessimistic side
+    (``up``), down for the optimistic one, then truncated (:func:`truncate_rows`).
+    """
+    width = bits // 8 + 1
+    a_fin, b_fin = a.total(), b.total()
+    infinite = shift_down(a.infinite * (b_fin + b.infinite) + a_fin * b.infinite, bits, up)
+    if not len(a.rows) or not len(b.rows):
+        return Rows(0, np.zeros((0, width), dtype=np.uint8), infinite)
+    product = convolve_rows(a.rows, b.rows, same)
+    rows = _shift_rows(product, bits // 8, up, width)
+    return truncate_rows(Rows(a.start + b.start, rows, infinite), up)
+
+
+def truncate_rows(side: Rows, up: bool) -> Rows:
+    """Cut the tails whose mass is at most ``len(masses)`` units (the rounding error's size).
+
+    Pessimistic (``up``): the top tail goes to ``+inf`` and the bottom tail to the lowest kept
+    point (both move mass to higher losses). Optimistic: both are dropped.
+    """
+    rows = side.rows
+    n, width = rows.shape
+    if n == 0:
+        return side
+    budget = n
+    low = np.zeros(n, dtype=np.uint64)
+    for col in range(min(4, width)):
+        low |= rows[:, col].astype(np.uint64) << np.uint64(8 * col)
+    small = low <= budget
+    if width > 4:
+        small &= ~np.any(rows[:, 4:] != 0, axis=1)
+    values = np.where(small, low, np.uint64(budget + 1))
+    from_top = np.cumsum(values[::-1])
+    k_top = int(np.searchsorted(from_top, budget, side="right"))
+    top = n - k_top
+    cut_top = int(from_top[k_top - 1]) if k_top else 0
+    k_bottom = cut_bottom = 0
+    if top > 1:
+        from_bottom = np.cumsum(values[: top - 1])
+        k_bottom = int(np.searchsorted(from_bottom, budget, side="right"))
+        cut_bottom = int(from_bottom[k_bottom - 1]) if k_bottom else 0
+    if k_bottom == 0 and top == n:
+        return side
+    kept = np.array(rows[k_bottom:top], dtype=np.uint8)
+    infinite = side.infinite
+    if up:
+        infinite += cut_top
+        if len(kept) and cut_bottom:
+            first = int.from_bytes(kept[0].tobytes(), "little") + cut_bottom
+            kept[0] = np.frombuffer(first.to_bytes(width, "little"), dtype=np.uint8)
+    if not len(kept):
+        return Rows(0, kept, infinite)
+    return Rows(side.start + k_bottom, kept, infinite)
+
+
+def truncate(grid: Grid, up: bool) -> Grid:
+    """:func:`truncate_rows` of a grid of Python integers (``bits`` only sets the row width)."""
+    width = max((m.bit_length() for m in grid.masses), default=0) // 8 + 1
+    return truncate_rows(Rows.of(grid, 8 * (width - 1)), up).grid()
+
+
+def enclosed(e: Enclosure) -> Interval:
+    """The interval of an enclosure (at the current ``iv`` precision)."""
+    return interval(e.lo, e.hi)

@@ -1,0 +1,269 @@
+"""Ledgers composed by privacy-loss distributions: every event, both directions.
+
+Under add-remove every neighbouring pair of the composition is of one direction for all
+mechanisms (Zhu, Dong & Wang 2022), so :func:`compose_events` composes the *remove* pairs of the
+whole ledger and the *add* pairs separately, and answers with the larger δ (or ε). The
+``k``-fold composition of one pair is by repeated squaring
+(:meth:`~accounting.pld.PrivacyLossDistribution.self_compose`): the 10^4-fold Poisson-subsampled
+Gaussian (``q = 0.01``, ``σ = 1``) takes about 2 s of CPU under add-remove
+(``ε(10^-5) ∈ [6.18537, 6.18850]``) and 3 s under replace-one (``[10.87873, 10.88137]``).
+
+A ledger of Gaussian mechanisms only is one Gaussian mechanism
+(:func:`~accounting.mechanisms.gaussian.gaussian_equivalent_sigma`) and is answered in closed form
+(Balle & Wang 2018, Theorem 8).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from fractions import Fraction
+
+from accounting import validate as v
+from accounting.certified import Enclosure
+from accounting.errors import ParameterError, ParameterTypeError, UnsupportedError
+from accounting.mechanisms import AdditiveNoise, Mechanism
+from accounting.mechanisms.base import max_enclosure
+from accounting.mechanisms.gaussian import (
+    equivalent_gaussian_delta,
+    equivalent_gaussian_epsilon,
+    gaussian_equivalent_sigma,
+)
+from accounting.neighbouring import Neighbouring
+from accounting.noise import DEFAULT_DPS, Gaussian
+from accounting.pld.atoms import CellTable
+from accounting.pld.distribution import MAX_COMPOSITIONS, PrivacyLossDistribution, pair_distribution
+from accounting.pld.pairs import Pair, dominating_pairs, lattice_pair
+from accounting.pld.spacing import RELATIVE_SPACING, default_spacing, power_of_two_below
+from accounting.progress import Progress, current, report, reporting
+from accounting.subsampling import MixturePair
+
+__all__ = ["ComposedPLD", "compose_events", "compose_mechanisms", "event_distributions"]
+
+
+@dataclass(frozen=True)
+class ComposedPLD:
+    """A ledger composed by PLD: one composition per direction, answered by the worst.
+
+    Built by :func:`compose_events`. Under add-remove every neighbouring pair of the composition
+    is of one direction for all mechanisms (Zhu, Dong & Wang 2022), so ``δ(ε)`` is the larger of
+    the two directions' and ``ε(δ)`` likewise.
+
+    Attributes
+    ----------
+    neighbouring : Neighbouring
+        The relation.
+    directions : dict
+        The composed :class:`PrivacyLossDistribution` of each direction (one entry when both
+        directions coincide or under replace-one).
+    gaussian_sigma : tuple of float, optional
+        When the ledger is all Gaussian mechanisms: the enclosure ``(lo, hi)`` of the single
+        equivalent σ at sensitivity 1 (:func:`gaussian_equivalent_sigma`), answered in closed form.
+    """
+
+    neighbouring: Neighbouring
+    directions: dict[str, PrivacyLossDistribution]
+    gaussian_sigma: tuple[float, float] | None = None
+
+    def delta(self, epsilon: float) -> Enclosure:
+        """``δ(ε)`` of the ledger, certified: the largest over the directions."""
+        eps = v.nonnegative("epsilon", epsilon)
+        if self.gaussian_sigma is not None:
+            return equivalent_gaussian_delta(self.gaussian_sigma, eps)
+        return max_enclosure([pld.delta(eps) for pld in self.directions.values()])
+
+    def epsilon(self, delta: float) -> Enclosure:
+        """``ε(δ)`` of the ledger, certified: the largest over the directions."""
+        d = v.open_unit("delta", delta)
+        if self.gaussian_sigma is not None:
+            return equivalent_gaussian_epsilon(self.gaussian_sigma, d)
+        return max_enclosure([pld.epsilon(d) for pld in self.directions.values()])
+
+
+def compose_events(
+    items: Iterable[tuple[object, int]],
+    neighbouring: Neighbouring | str,
+    spacing: float | None = None,
+    dps: int = DEFAULT_DPS,
+    progress: Progress | None = None,
+) -> ComposedPLD:
+    """Compose a ledger of events by certified PLD convolution, per direction.
+
+    Parameters
+    ----------
+    items : iterable of (event, count)
+        Events and how often each ran (adaptively composed): an
+        :class:`~accounting.mechanisms.AdditiveNoise` with Gaussian, Laplace or symmetric
+        log-concave lattice noise; a :class:`~accounting.mechanisms.DistributedSum`
+        (replace-one); a :class:`~accounting.mechanisms.PureDP` or
+        :class:`~accounting.mechanisms.ApproxDP` (under the relation of its theorem); a
+        :class:`~accounting.subsampling.PoissonSampled` or
+        :class:`~accounting.subsampling.SampledWithoutReplacement` release.
+    neighbouring : Neighbouring or str
+        The relation the sensitivities refer to.
+    spacing : float, optional
+        A common grid spacing. By default each pair's exact lattice when they all share one
+        (discrete Laplace, discrete Gaussian, cited guarantees of one ε), else the spacing
+        chosen by :func:`default_spacing`.
+    dps : int
+        Working precision in decimal digits.
+    progress : callable, optional
+        ``progress(done, total)`` after each squaring of every composition (by default the
+        current context's, :mod:`accounting.progress`).
+
+    Returns
+    -------
+    ComposedPLD
+        ``.epsilon(δ)`` and ``.delta(ε)`` as certified enclosures. A ledger of Gaussian
+        mechanisms only is answered in closed form (:func:`gaussian_equivalent_sigma`).
+
+    Raises
+    ------
+    UnsupportedEventError
+        For an event without a certified dominating pair (see :func:`dominating_pairs`).
+    """
+    relation = Neighbouring.parse(neighbouring)
+    entries = list(items)
+    if not entries:
+        raise ParameterError("items", entries, "at least one (event, count) pair")
+    counted: list[tuple[object, int]] = []
+    for i, item in enumerate(entries):
+        if not (isinstance(item, tuple) and len(item) == 2):
+            raise ParameterTypeError(f"items[{i}]", item, "an (event, count) pair")
+        counted.append((item[0], v.integer(f"items[{i}] count", item[1], minimum=1)))
+    h = None if spacing is None else v.positive("spacing", spacing)
+    dps = v.dps("dps", dps)
+    if all(isinstance(e, AdditiveNoise) and isinstance(e.noise, Gaussian) for e, _ in counted):
+        sigmas = [(e.noise.sigma, e.sensitivity, k) for e, k in counted]  # type: ignore[attr-defined]
+        return ComposedPLD(relation, {}, gaussian_equivalent_sigma(sigmas))
+    per_direction: dict[str, list[tuple[Pair, int]]] = {}
+    for event, count in counted:
+        for direction, pair in dominating_pairs(event, relation).items():
+            per_direction.setdefault(direction, []).append((pair, count))
+    pairs = [pair for listed in per_direction.values() for pair, _ in listed]
+    if h is None:
+        h = default_spacing(pairs, dps, sum(count for _, count in counted))
+    cache: dict[Pair, PrivacyLossDistribution] = {}
+    tables: dict[MixturePair, CellTable] = {}
+    directions: dict[str, PrivacyLossDistribution] = {}
+    done: dict[tuple[tuple[Pair, int], ...], PrivacyLossDistribution] = {}
+    keys = {tuple(sorted(_merge(listed).items(), key=repr)) for listed in per_direction.values()}
+    steps = sum(count.bit_length() for key in keys for _, count in key)
+    finished = 0
+    outer = progress if progress is not None else current()
+
+    def step(done: int, total: int) -> None:
+        report(finished + done, steps, outer)
+
+    for listed in per_direction.values():
+        for count in _merge(listed).values():
+            if count > MAX_COMPOSITIONS:
+                raise UnsupportedError(
+                    f"compositions={count} of one event are more than the PLD route squares out "
+                    f"(at most {MAX_COMPOSITIONS:.0e}: one squaring of a grid per binary digit of the "
+                    "count, about a third of a second each); the routes 'rdp', 'zcdp', 'pure' and "
+                    "'published' compose any count at once"
+                )
+    for direction, listed in per_direction.items():
+        key = tuple(sorted(_merge(listed).items(), key=repr))
+        if key in done:  # both directions are the same ledger of pairs: compose once
+            continue
+        result: PrivacyLossDistribution | None = None
+        for pair, count in key:
+            if pair not in cache:
+                cache[pair] = pair_distribution(pair, h, dps, tables)
+            with reporting(None):
+                part = cache[pair].self_compose(count, step)
+            finished += count.bit_length()
+            result = part if result is None else result.compose(part)
+        assert result is not None
+        done[key] = result
+        directions[direction] = result
+    return ComposedPLD(relation, directions)
+
+
+def _merge(listed: list[tuple[Pair, int]]) -> dict[Pair, int]:
+    merged: dict[Pair, int] = {}
+    for pair, count in listed:
+        merged[pair] = merged.get(pair, 0) + count
+    return merged
+
+
+def event_distributions(
+    event: object, neighbouring: Neighbouring | str, spacing: float | None = None, dps: int = DEFAULT_DPS
+) -> dict[str, PrivacyLossDistribution]:
+    """The privacy-loss distribution of one release of ``event`` for each direction of ``neighbouring``.
+
+    :meth:`PrivacyLossDistribution.from_pair` of each of its :func:`dominating_pairs` (for a
+    subsampled release, :class:`~accounting.subsampling.PoissonSampled` or
+    :class:`~accounting.subsampling.SampledWithoutReplacement`, one per direction). A ledger is
+    composed by :func:`compose_events`, which also shares the cells of the two directions and one
+    grid across events.
+
+    Parameters
+    ----------
+    event : object
+        An event :func:`dominating_pairs` holds.
+    neighbouring : Neighbouring or str
+        The relation.
+    spacing : float, optional
+        The grid spacing (see :meth:`PrivacyLossDistribution.from_mechanism`).
+    dps : int
+        Working precision in decimal digits.
+    """
+    pairs = dominating_pairs(event, neighbouring)
+    h = None if spacing is None else v.positive("spacing", spacing)
+    dps = v.dps("dps", dps)
+    return {direction: pair_distribution(pair, h, dps) for direction, pair in pairs.items()}
+
+
+def compose_mechanisms(
+    mechanisms_with_counts: Iterable[tuple[Mechanism, int]],
+    spacing: float | None = None,
+    dps: int = DEFAULT_DPS,
+) -> PrivacyLossDistribution:
+    """The PLD of running each lattice mechanism its count of times (independent noise).
+
+    Kept for the callers of the single symmetric pair ``(X + Δ, X)`` (the same under both
+    relations for additive noise); :func:`compose_events` is the general entry point.
+
+    Parameters
+    ----------
+    mechanisms_with_counts : iterable of (Mechanism, int)
+        Lattice mechanisms (see :meth:`PrivacyLossDistribution.from_mechanism`) and counts ``>= 1``.
+    spacing : float, optional
+        A common grid spacing. By default each mechanism's own grid when they all coincide
+        (e.g. copies of one discrete Laplace: exact), else ``2^⌊log2(10^-4 · r)⌋`` for the
+        widest single-mechanism loss range ``r``, for all of them.
+    dps : int
+        Working precision in decimal digits.
+    """
+    items = list(mechanisms_with_counts)
+    if not items:
+        raise ParameterError("mechanisms_with_counts", items, "at least one (mechanism, count) pair")
+    pairs: list[tuple[Pair, int]] = []
+    for i, item in enumerate(items):
+        if not (isinstance(item, tuple) and len(item) == 2):
+            raise ParameterTypeError(f"mechanisms_with_counts[{i}]", item, "a (mechanism, count) pair")
+        noise, shift = lattice_pair(item[0])
+        count = v.integer(f"mechanisms_with_counts[{i}] count", item[1], minimum=1)
+        pairs.append((MixturePair(noise, Fraction(1), shift), count))
+    h = None if spacing is None else v.positive("spacing", spacing)
+    dps = v.dps("dps", dps)
+    plds = [pair_distribution(pair, h, dps) for pair, _ in pairs]
+    if len({(p.spacing.lo, p.spacing.hi) for p in plds}) > 1:
+        # The widest loss range sets the scale of the composition (a narrower one just spans
+        # fewer grid points).
+        common = max(_rounded_default(p) for p in plds)
+        plds = [pair_distribution(pair, common, dps) for pair, _ in pairs]
+    result = plds[0].self_compose(pairs[0][1])
+    for pld, (_, count) in zip(plds[1:], pairs[1:], strict=True):
+        result = result.compose(pld.self_compose(count))
+    return result
+
+
+def _rounded_default(pld: PrivacyLossDistribution) -> float:
+    """The default rounded spacing of a single mechanism's PLD (from its loss range)."""
+    lo, hi = pld.loss_range
+    spread = hi - lo if hi > lo else max(1.0, abs(hi))
+    return power_of_two_below(RELATIVE_SPACING * spread)
