@@ -8,7 +8,7 @@
 * RDP: :class:`RdpCurve`, an immutable curve ``α ↦ ε(α)`` (a function of real ``α``, or a table
   over integer orders) that adds for heterogeneous events and scales for repeated ones, and
   converts to ``(ε, δ)`` through :mod:`accounting.conversion`. zCDP: :func:`compose_zcdp`.
-* Returning users (spec ``papers/distributed-dp-mab.md`` §3.5, the paper's Appendix I):
+* Returning users (Chowdhury & Zhou 2023, Appendix I):
   :func:`returning_users_approx_dp` and :func:`returning_users_rdp`.
 
 Every ε, δ or ρ that is a privacy *loss* is rounded up; a per-event *budget* (what each
@@ -129,8 +129,8 @@ def sum_up(values: Iterable[object]) -> float:
 def compose_pure(epsilons: Iterable[float]) -> float:
     """``Σ ε_i``: the composition of ``ε_i``-DP mechanisms (pure DP composes additively).
 
-    Dwork, McSherry, Nissim & Smith 2006; spec §3.5, Remark 9 (pure DP composes linearly in the
-    number of events). Adaptive composition is covered.
+    Dwork, McSherry, Nissim & Smith 2006; Chowdhury & Zhou 2023, Appendix I, Remark 9 (pure DP
+    composes linearly in the number of events). Adaptive composition is covered.
 
     Parameters
     ----------
@@ -169,8 +169,8 @@ def compose_approx(pairs: Iterable[tuple[float, float]]) -> tuple[float, float]:
 def compose_zcdp(rhos: Iterable[float]) -> float:
     """``Σ ρ_i``: adaptive composition of ``ρ_i``-zCDP mechanisms.
 
-    Bun & Steinke 2016, Lemma 2.3 (federated-LCB spec §9: "ρ's add"); spec §3.5 step 2 (B-fold
-    composition of ``ε²/2``-CDP is ``Bε²/2``-CDP).
+    Bun & Steinke 2016, Lemma 2.3 (used in the proof of Zhou & Chowdhury 2024, Theorem 5.1);
+    Chowdhury & Zhou 2023, Appendix I (B-fold composition of ``ε²/2``-CDP is ``Bε²/2``-CDP).
 
     Parameters
     ----------
@@ -194,7 +194,8 @@ def compose_zcdp(rhos: Iterable[float]) -> float:
 def advanced_composition_drv(epsilon: float, delta: float, k: int, delta_prime: float) -> tuple[float, float]:
     """``(ε', kδ + δ')`` with ``ε' = sqrt(2k ln(1/δ')) ε + k ε (e^ε - 1)``.
 
-    Dwork, Rothblum & Vadhan 2010; Dwork & Roth 2014, Theorem 3.20 (federated-LCB spec §9): the
+    Dwork, Rothblum & Vadhan 2010; Dwork & Roth 2014, Theorem 3.20 (as used by Zhou & Chowdhury 2024,
+    Theorems 5.3 and 5.5): the
     ``k``-fold adaptive composition of ``(ε, δ)``-DP mechanisms is ``(ε', kδ + δ')``-DP for every
     ``δ' > 0``. The total δ is capped at 1.
 
@@ -449,14 +450,15 @@ class RdpCurve:
     """An RDP curve ``α ↦ ε(α)``: a sum of event curves, each repeated ``count`` times.
 
     Mironov 2017, Proposition 1 (adaptive sequential composition: RDP at each order adds), the
-    composition the spec (§3.5, Remark 8) asks for ("sum the ε(α) curves, then apply Lemma 10").
+    numerical accounting Chowdhury & Zhou 2023 recommend (Appendix I, Remark 8): sum the ``ε(α)``
+    curves, then apply their Lemma 10.
     Build curves with :meth:`from_function`, :meth:`from_table`, :meth:`from_zcdp` or
     :meth:`from_pure`; combine them with ``+`` (different events) and :meth:`scale` (an event
     repeated ``k`` times); read them with :meth:`at`, :meth:`epsilon` and :meth:`delta`.
 
     ``integer_only`` is true when any summand is valid only at integer orders (a table, or a
-    function built with ``integer_only=True`` such as the Skellam bound of spec Lemma 3); then
-    :meth:`at` accepts only integers and conversions optimise over integer orders.
+    function built with ``integer_only=True`` such as the Skellam bound of Chowdhury & Zhou 2023,
+    Lemma 3); then :meth:`at` accepts only integers and conversions optimise over integer orders.
     """
 
     terms: tuple[_Term, ...]
@@ -642,15 +644,15 @@ def compose_rdp(curves: Iterable[RdpCurve]) -> RdpCurve:
 
 
 # --------------------------------------------------------------------------------------------
-# Returning users (spec §3.5, Appendix I)
+# Returning users (Chowdhury & Zhou 2023, Appendix I)
 # --------------------------------------------------------------------------------------------
 
 
 def returning_users_approx_dp(epsilon: float, delta: float, batches: int) -> tuple[float, float]:
     """Per-batch ``(ε_i, δ_i)`` so that a user in at most ``B`` batches is ``(ε, δ)``-DP overall.
 
-    Spec §3.5 (Appendix I, approximate-DP route), from Theorem 7 (advanced composition, Dwork &
-    Roth 2014 Cor. 3.21) with ``δ' = δ/2``::
+    Chowdhury & Zhou 2023, Appendix I (approximate-DP route, eq. 14), from their Theorem 7
+    (advanced composition, Dwork & Roth 2014 Cor. 3.21) with ``δ' = δ/2``::
 
         ε_i = ε / (2 sqrt(2 B ln(1/δ'))),    δ_i = δ / (2B).
 
@@ -696,9 +698,9 @@ def returning_users_approx_dp(epsilon: float, delta: float, batches: int) -> tup
 def returning_users_rdp(per_batch_rho: float, batches: int, delta: float) -> float:
     """Overall ε at ``δ`` of a user in at most ``B`` batches, each ``ρ``-zCDP.
 
-    Spec §3.5 (Appendix I, RDP route): ``B``-fold zCDP composition gives ``Bρ``
-    (:func:`compose_zcdp`), converted by Lemma 10 minimised over real α
-    (:func:`accounting.conversion.zcdp_to_dp_cks`). The spec's ``O(ε sqrt(B ln(1/δ)))`` is the
+    Chowdhury & Zhou 2023, Appendix I (RDP route, eq. 15): ``B``-fold zCDP composition gives ``Bρ``
+    (:func:`compose_zcdp`), converted by their Lemma 10 minimised over real α
+    (:func:`accounting.conversion.zcdp_to_dp_cks`). The paper's ``O(ε sqrt(B ln(1/δ)))`` is the
     order of this number; here it is computed exactly.
 
     Parameters

@@ -2,7 +2,7 @@
 
 RDP → ``(ε, δ)``:
 
-* :func:`rdp_to_dp` — Lemma 10 of the distributed MAB paper (spec §3.4), which is
+* :func:`rdp_to_dp` — Lemma 10 of Chowdhury & Zhou 2023 (Appendix K), which is
   Canonne–Kamath–Steinke 2020 Prop. 12 / Balle et al. 2020 Thm 21, over given orders;
 * :func:`rdp_to_delta` — the same result solved for ``δ`` at a given ``ε``;
 * :func:`rdp_to_dp_mironov` — Mironov 2017 Prop. 3 (looser; kept as a named cross-check);
@@ -119,7 +119,7 @@ def _cks_log_delta(alpha: Mpf, rdp: Mpf, eps: Mpf) -> Mpf:
 def rdp_to_dp(curve: Iterable[tuple[float, float]], delta: float) -> float:
     """``ε' = min_α [ε(α) + ln(1/(α δ))/(α - 1) + ln(1 - 1/α)]`` over the given orders.
 
-    Lemma 10 of the distributed MAB paper (spec §3.4): a mechanism that is
+    Chowdhury & Zhou 2023, Lemma 10 (Appendix K): a mechanism that is
     ``(α, ε(α))``-RDP is ``(ε', δ)``-DP. Each candidate is evaluated at 50 digits and the
     minimum is rounded up; ``max(0, ·)`` since ε is never negative.
 
@@ -330,11 +330,11 @@ def optimize_rdp_order(
 ) -> tuple[float, float]:
     """``(ε, α)``: the RDP → ``(ε, δ)`` conversion minimised over orders ``α ∈ [alpha_min, alpha_max]``.
 
-    By default the objective is Lemma 10 of the distributed MAB paper (spec §3.4; CKS 2020
+    By default the objective is Lemma 10 of Chowdhury & Zhou 2023 (Appendix K; CKS 2020
     Prop. 12 / Balle et al. 2020 Thm 21), ``ε(α) + ln(1/(αδ))/(α-1) + ln(1 - 1/α)``; with
-    ``conversion="mironov"`` it is Mironov 2017 Prop. 3, ``ε(α) + ln(1/δ)/(α-1)``. Spec §3.4
+    ``conversion="mironov"`` it is Mironov 2017 Prop. 3, ``ε(α) + ln(1/δ)/(α-1)``. Lemma 10
     takes the infimum over *real* ``α``; for a bound proved only at integer orders (the Skellam
-    bound, Lemma 3) pass ``integer=True`` and only integers are tried.
+    bound, Chowdhury & Zhou 2023, Lemma 3) pass ``integer=True`` and only integers are tried.
 
     The search is a log-spaced grid in ``α - 1`` followed by golden-section refinement (ternary
     search for integers), each objective evaluated at 50 digits. Any order gives a valid
@@ -491,7 +491,7 @@ def _cks_zcdp_order(r: Mpf, log_inv: Mpf) -> Mpf:
 def zcdp_to_dp_cks(rho: float, delta: float) -> float:
     """``ε = inf_{α>1} [αρ + ln(1/(αδ))/(α-1) + ln(1 - 1/α)]``: Lemma 10 on the zCDP curve.
 
-    Spec §3.4 ("CDP to (ε, δ)-DP", with ``ρ = ε²/2``); Canonne, Kamath & Steinke 2020 §2.3
+    Chowdhury & Zhou 2023, Lemma 10 (its CDP part, with ``ρ = ε²/2``); Canonne, Kamath & Steinke 2020 §2.3
     (their Prop. 12 applied to the curve ``αρ``). The infimum is over real ``α`` and is found
     exactly: the objective is convex with derivative ``ρ - (ln(1/δ) - ln α)/(α-1)²``, whose
     unique root is located by bisection at 50 digits; the objective is then evaluated at that
@@ -566,8 +566,8 @@ def zcdp_delta_cks(rho: float, epsilon: float) -> float:
 def pure_to_zcdp(epsilon: float) -> float:
     """``ρ = ε²/2``.
 
-    Bun & Steinke 2016, Proposition 3.3: ``ε``-DP implies ``(ε²/2)``-zCDP (spec §3.4, "Pure DP
-    to RDP": ``(α, αε²/2)``-RDP for all ``α > 1``). :func:`pure_to_rdp` is tighter at every
+    Bun & Steinke 2016, Proposition 3.3: ``ε``-DP implies ``(ε²/2)``-zCDP (Chowdhury & Zhou 2023,
+    Lemma 10, pure-DP part: ``(α, αε²/2)``-RDP for all ``α > 1``). :func:`pure_to_rdp` is tighter at every
     order.
 
     Parameters
@@ -597,7 +597,8 @@ def pure_to_rdp(epsilon: float, alpha: float) -> float:
     ``[e^{-ε}, e^ε]`` with ``E_Q[z] = 1``; ``z^α`` is convex, so ``E_Q[z^α]`` is largest when
     ``z`` only takes the two end values, which is randomized response. The same statement is
     Theorem 4 of T. Steinke, "Sharp RDP & zCDP from Pure DP" (differentialprivacy.org, 2024).
-    It is at most ``min(ε, αε²/2)`` (the latter is Bun–Steinke 2016 Prop. 3.3 / spec §3.4).
+    It is at most ``min(ε, αε²/2)`` (the latter is Bun–Steinke 2016 Prop. 3.3 / Chowdhury & Zhou
+    2023, Lemma 10).
 
     Computed from the second form with ``ln(1 + r)``, ``r = -e^{-ε} expm1(-2(α-1)ε) /
     (1 + e^{-(2α-1)ε})``, which has no cancellation as ``α → 1``; the remaining subtraction

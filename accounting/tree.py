@@ -1,6 +1,6 @@
 """Tree aggregation: the binary-counter continual release and the privacy of the whole stream.
 
-The federated LinUCB paper (Zhou & Chowdhury, ICLR 2024; spec ``federated-lcb.md`` §4) releases the
+The federated LinUCB paper (Zhou & Chowdhury 2024, §4, Algorithm 2) releases the
 prefix sums of a stream ``γ_1, …, γ_K`` (``K = ⌊T/B⌋`` synchronisations) through the tree-based
 mechanism of Dwork et al. 2010 and Chan, Shi & Song 2011: at step ``k`` each silo releases one noisy
 *p-sum* ``P[k - 2^{i_k} + 1, k]`` (``i_k`` the lowest set bit of ``k``), and every prefix is a sum
@@ -10,16 +10,19 @@ the bias vector ``Σ x y`` and the covariance matrix ``Σ x xᵀ``.
 
 **Privacy of the release.** With Gaussian nodes ``N(0, σ0²)`` the transcript of a silo is a
 Gaussian vector whose mean moves by ``Δ_stream`` in each of the ``κ`` nodes containing the changed
-user, so the release is exactly ``μ``-GDP with ``μ = √(κ (Δ_bias² + Δ_cov²))/σ0`` (spec §7.5 A4).
+user, so the release is exactly ``μ``-GDP with ``μ = √(κ (Δ_bias² + Δ_cov²))/σ0`` (our exact
+accounting of Algorithm 2; the paper bounds it through zCDP, Theorem 5.1).
 :class:`Tree` gives it to the :class:`~accounting.accountant.Accountant` as ``κ`` Gaussian releases
 per stream, which the accountant answers exactly (certified enclosures of ``δ(ε)`` and ``ε(δ)``);
 :func:`calibrate_sigma` finds the least ``σ0`` for a target by :func:`accounting.calibrate`.
 Symmetrised matrix noise ``(N + Nᵀ)/2`` is post-processing of i.i.d. noise on all ``d²`` entries, so
-the covariance stream is a Gaussian mechanism with the Frobenius sensitivity (§4.3).
+the covariance stream is a Gaussian mechanism with the Frobenius sensitivity (the paper's
+Assumption C.3 asks only for symmetric noise; ``(N + Nᵀ)/2`` is the authors' released code).
 
-**Sensitivities** (spec §10.2). The paper takes ``L = 1`` for both streams, which holds under
-add/remove-one. Under the paper's own replace-one relation, ``‖xy - x'y'‖ <= 2`` (``x' = -x``,
-``y = y' = 1``) and ``‖xxᵀ - x'x'ᵀ‖_F <= √2``: the default here, :data:`REPLACE_ONE`.
+**Sensitivities** (our reading of the paper's §2 adjacency). The paper takes ``L = 1`` for both
+streams, which holds under add/remove-one. Under the paper's own replace-one relation,
+``‖xy - x'y'‖ <= 2`` (``x' = -x``, ``y = y' = 1``) and ``‖xxᵀ - x'x'ᵀ‖_F <= √2``: the default here,
+:data:`REPLACE_ONE`.
 
 **Integer nodes** (:class:`IntegerTree`). For a distributed tree under secure aggregation each
 silo encodes its p-sum on the integers and adds a lattice noise share (a discrete Gaussian or

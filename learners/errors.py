@@ -77,12 +77,17 @@ class RecoveryError(ProtocolError):
 
 
 class PartialBatchError(ProtocolError):
-    """A batch with fewer users than the parameters' ``n``: its noise would fall short (spec §9.5)."""
+    """A batch with fewer users than the parameters' ``n``: its noise falls short.
+
+    Chowdhury & Zhou 2023, Fact 1: the Pólya shares sum to the discrete Laplace noise only when all
+    ``n`` users add theirs; their Algorithm 1 never aggregates the last, partial batch.
+    """
 
     def __init__(self, users: int, expected: int) -> None:
         self.users = users
         self.expected = expected
         super().__init__(
             f"a batch of {users} users is partial: the parameters were calibrated for exactly "
-            f"n={expected} users, and a partial batch is never aggregated or released (spec §4.1, §9.5)"
+            f"n={expected} users, and a partial batch is never aggregated or released "
+            "(Chowdhury & Zhou 2023, Algorithm 1, Fact 1)"
         )

@@ -2,8 +2,9 @@
 
 An experiment is *data*: a TOML file (:func:`load_config`) naming the instance, the horizon, the
 privacy levels, the algorithms with their settings and the seed. One file ships per figure of the
-distributed MAB paper (``figure1`` ... ``figure5``; spec §7.4), and one per figure of the federated
-LinUCB paper (``fedlcb-figure2a`` ... ``fedlcb-figure3d``, spec §8.5; ``fedlcb-figure3a`` in small)
+distributed MAB paper (``figure1`` ... ``figure5``; Chowdhury & Zhou 2023, §7 and Appendix J), and
+one per figure of the federated LinUCB paper (``fedlcb-figure2a`` ... ``fedlcb-figure3d``; Zhou &
+Chowdhury 2024, §6 and Appendix H; ``fedlcb-figure3a`` in small)
 (:func:`shipped_configs`). :func:`run_experiment` runs it and writes, in one results folder,
 
 ``config.toml``    the resolved configuration (``--quick`` applied, defaults filled in); running it
@@ -41,18 +42,18 @@ means of a synthetic MAB instance; a shared instance is built once) and its rewa
 two children of
 ``SeedSequence(seed, spawn_key=(p, 0, r))``; every algorithm and every ε of the panel is run on the
 same instance and on a fresh generator of the same tape, so the comparison between algorithms has
-low variance (spec §7.1). Privacy noise of a unit comes from
-``SeedSequence(seed, spawn_key=(p, 1, algorithm, epsilon, chunk))``. Unlike the paper's released
-code (whose noise generator is unseeded) every number is reproducible: the same config gives the
-same ``regret.csv``, bit for bit, whatever the number of workers and however often the run was
-interrupted and resumed. (``chunk`` is part of the config: each chunk has its own noise stream.)
+low variance (as in the authors' released code for Chowdhury & Zhou 2023, §7). Privacy noise of a
+unit comes from ``SeedSequence(seed, spawn_key=(p, 1, algorithm, epsilon, chunk))``. Unlike the
+paper's released code (whose noise generator is unseeded) every number is reproducible: the same
+config gives the same ``regret.csv``, bit for bit, whatever the number of workers and however often
+the run was interrupted and resumed. (``chunk`` is part of the config: each chunk has its own noise stream.)
 A non-private algorithm (``"se"``) runs once per panel; its rows have an empty ε and it is drawn
 in every ε's subplot.
 
 **Plots and intervals.** Summary intervals are 95% Student-t intervals,
 ``mean ± t_{0.975, R-1} sd / sqrt(R)``; the plots' bands are these by default, or ±1 standard
-error as in the paper's figures (spec §7.1; about half as wide at ``R = 20``) with the config's
-``bands = "se"`` or ``dp-regret plot --bands se`` (:mod:`learners.plotting`).
+error as in the paper's figures (Chowdhury & Zhou 2023, §7; about half as wide at ``R = 20``) with
+the config's ``bands = "se"`` or ``dp-regret plot --bands se`` (:mod:`learners.plotting`).
 
 **Units and resuming.** A unit is one (panel, algorithm, ε, chunk of ``chunk`` repetitions). Each
 finished unit is saved at once, atomically, as ``units/<panel>__<algorithm>__<ε>__<chunk>.npz``

@@ -224,8 +224,8 @@ _LEMMA3_SPACE = (
     Dimension("users", "power2", 0, 21),
 )
 _THEOREM2_PARAMS = ("alpha", "epsilon", "scale", "users")
-# The citations are printed by ``dp-audit bounds`` (their "spec §" names the project's notes on the
-# papers): output, kept byte-identical.
+# The citations are printed by ``dp-audit bounds`` (their parenthesised section numbers name the
+# project's reconstruction notes of the papers, not the papers): output, kept byte-identical.
 _SPEC32 = "Chowdhury & Zhou 2023, Theorem 2 (spec §3.2)"
 _EXACT_T2 = "exact D_α of Sk(0, g²/ε²) shifted by g, g = ceil(sε√n) (AdditiveNoise(Skellam).rdp)"
 
