@@ -432,7 +432,7 @@ def _dg_delta(noise: DiscreteGaussian, shift: int, epsilon: Fraction) -> Interva
     """``P(X >= t - Δ) - e^ε P(X >= t)`` at the threshold ``t`` of ``ε`` (current precision)."""
     t = _threshold(noise, shift, epsilon)
     e = iv.exp(iv.mpf(epsilon.numerator) / epsilon.denominator)
-    return noise._tail_mass(t - shift) - e * noise._tail_mass(t)
+    return noise.tail_mass(t - shift) - e * noise.tail_mass(t)
 
 
 def discrete_gaussian_delta(
@@ -475,8 +475,8 @@ def discrete_gaussian_epsilon(
         start = _threshold(noise, k, Fraction(guess))
 
         def value(t: int) -> Interval | None:
-            top = noise._tail_mass(t - k) - delta_iv
-            return None if not lower(top) > 0 else iv.log(top / noise._tail_mass(t))
+            top = noise.tail_mass(t - k) - delta_iv
+            return None if not lower(top) > 0 else iv.log(top / noise.tail_mass(t))
 
         def mid(x: Interval | None) -> Mpf:
             return mp.ninf if x is None else (lower(x) + upper(x)) / 2

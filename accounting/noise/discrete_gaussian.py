@@ -128,13 +128,13 @@ class DiscreteGaussian(LatticeNoise):
     def sf_exact(self, t: int, dps: int = DEFAULT_DPS) -> Enclosure:
         """``P(X >= t)`` as a certified enclosure, for ``σ >=`` :data:`TAIL_SUM_SIGMA` (no window).
 
-        See :meth:`_tail_mass`.
+        See :meth:`tail_mass`.
         """
         t = v.integer("t", t)
         with precision(v.dps("dps", dps)):
-            return Enclosure.from_interval(self._tail_mass(t))
+            return Enclosure.from_interval(self.tail_mass(t))
 
-    def _tail_mass(self, t: int) -> Interval:
+    def tail_mass(self, t: int) -> Interval:
         """``P(X >= t) = Σ_{y >= t} e^{-y^2/(2σ^2)} / Z`` by the Euler–Maclaurin formula (current precision).
 
         With ``f(x) = e^{-x^2/(2σ^2)}`` and ``u = t/σ``:

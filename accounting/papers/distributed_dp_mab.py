@@ -78,7 +78,7 @@ def _exact_rational(name: str, value: object) -> Fraction:
     return Fraction(repr(v.real(name, value)))
 
 
-def theorem2_g(epsilon: float, scale: float, users: int) -> int:
+def theorem2_g(epsilon: float | Fraction, scale: float | Fraction, users: int) -> int:
     """The encoding precision ``g = ceil(s ε sqrt(n))`` of Theorem 2 (and Theorem 4).
 
     Chowdhury & Zhou 2023, §5 (Theorem 2) and Appendix F (Theorem 4). Computed exactly: with

@@ -13,6 +13,7 @@ from fractions import Fraction
 import numpy as np
 
 from accounting.noise import (
+    Binomial,
     CenteredBinomial,
     DiscreteGaussian,
     DiscreteLaplace,
@@ -73,6 +74,7 @@ SAMPLERS: tuple[SamplerCase, ...] = (
     SamplerCase("discrete Gaussian (σ = 150)", DiscreteGaussian(150.0), SIZE),
     SamplerCase("sum of 8 discrete Gaussians (σ = 3)", SumOfDiscreteGaussians(3.0, 8), SIZE),
     SamplerCase("centered binomial (31 trials)", CenteredBinomial(31), SIZE),
+    SamplerCase("binomial (40 trials, p = 3/10)", Binomial(40, Fraction(3, 10)), SIZE),
     SamplerCase(
         f"Pólya differences of {_FACT1_USERS} users (Fact 1, b = 8)",
         DiscreteLaplace(decay=_FACT1_BETA),

@@ -57,7 +57,7 @@ def test_theorem2_g_is_the_exact_ceiling(num: int, den: int, users: int) -> None
     """g is the least integer >= x sqrt(n), checked by exact squares (x = s ε rational)."""
     x = Fraction(num, den)
     # theorem2_g documents a Fraction epsilon as exact, but its signature says float.
-    g = paper.theorem2_g(x, 1, users)  # type: ignore[arg-type]
+    g = paper.theorem2_g(x, 1, users)
     assert g >= 1
     assert Fraction(g) ** 2 >= x**2 * users
     assert g == 1 or Fraction(g - 1) ** 2 < x**2 * users
