@@ -13,7 +13,7 @@ from fractions import Fraction
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 from mpmath import mp
 
@@ -22,10 +22,8 @@ from accounting import (
     DiscreteGaussian,
     DiscreteLaplace,
     DistributedSum,
-    Enclosure,
     Laplace,
     LatticeNoise,
-    Mechanism,
     Polya,
     Shifted,
     Skellam,
@@ -33,28 +31,9 @@ from accounting import (
     UnsupportedError,
     bounds,
 )
+from tests.accounting.mechanisms.support import DPS, FAST, Mpf, overlap
 from tests.accounting.noise.reference import REF_DPS, assert_encloses
 from tests.accounting.test_divergence import brute_hockey, brute_renyi, float_above
-
-FAST = settings(max_examples=12, deadline=None)
-DPS = 15
-
-Mpf = Any
-
-
-def overlap(a: Enclosure, b: Enclosure) -> bool:
-    """Whether two enclosures of the same number can both be right."""
-    return bool(a.lo <= b.hi and b.lo <= a.hi)
-
-
-def _answers(mech: Mechanism, epsilon: float, delta: float, alpha: float) -> list[Enclosure]:
-    return [
-        mech.delta(epsilon, DPS),
-        mech.epsilon(delta, DPS),
-        mech.rdp(alpha, DPS),
-        mech.pure_epsilon(DPS),
-    ]
-
 
 # ---------------------------------------------------------------------------------------------
 # Exact values never exceed the published closed forms

@@ -11,7 +11,6 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from hypothesis import settings
 from mpmath import mp
 
 from accounting import (
@@ -26,12 +25,6 @@ from accounting import (
     ParameterTypeError,
     Skellam,
 )
-
-FAST = settings(max_examples=12, deadline=None)
-DPS = 15
-
-Mpf = Any
-
 
 # ---------------------------------------------------------------------------------------------
 # Reported floats

@@ -11,7 +11,7 @@ from fractions import Fraction
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 from mpmath import mp
 
@@ -21,38 +21,17 @@ from accounting import (
     DiscreteGaussian,
     DiscreteLaplace,
     DistributedSum,
-    Enclosure,
     Gaussian,
     Geometric,
     Laplace,
-    Mechanism,
     Polya,
     Shifted,
     Skellam,
     SumOfDiscreteGaussians,
     UnsupportedError,
 )
+from tests.accounting.mechanisms.support import DPS, FAST, answers, overlap
 from tests.accounting.noise.reference import REF_DPS, as_mpf, assert_encloses
-
-FAST = settings(max_examples=12, deadline=None)
-DPS = 15
-
-Mpf = Any
-
-
-def overlap(a: Enclosure, b: Enclosure) -> bool:
-    """Whether two enclosures of the same number can both be right."""
-    return bool(a.lo <= b.hi and b.lo <= a.hi)
-
-
-def _answers(mech: Mechanism, epsilon: float, delta: float, alpha: float) -> list[Enclosure]:
-    return [
-        mech.delta(epsilon, DPS),
-        mech.epsilon(delta, DPS),
-        mech.rdp(alpha, DPS),
-        mech.pure_epsilon(DPS),
-    ]
-
 
 # ---------------------------------------------------------------------------------------------
 # Distributed sums: the total noise of n shares
@@ -73,8 +52,8 @@ def test_polya_shares_are_the_discrete_laplace_mechanism(
     """Fact 1 (spec §2.3): n Polya(1/n, β) differences sum to Lap_Z with e^{-1/b} = β."""
     distributed = DistributedSum(Polya(Fraction(1, users), beta), users, sensitivity)
     central = AdditiveNoise(DiscreteLaplace(decay=beta), sensitivity)
-    answers = zip(_answers(distributed, epsilon, 1e-6, 2), _answers(central, epsilon, 1e-6, 2), strict=True)
-    for a, b in answers:
+    pairs = zip(answers(distributed, epsilon, 1e-6, 2), answers(central, epsilon, 1e-6, 2), strict=True)
+    for a, b in pairs:
         assert overlap(a, b)
     pure = distributed.pure_epsilon(DPS)  # Fact 3 with Δ/b = -Δ ln β
     with mp.workdps(REF_DPS):
@@ -105,8 +84,8 @@ def test_skellam_shares_are_a_skellam_mechanism(
     share = Fraction(eighths, 8)
     distributed = DistributedSum(Skellam(share), users, sensitivity)
     central = AdditiveNoise(Skellam(share * users), sensitivity)
-    answers = zip(_answers(distributed, epsilon, 1e-6, 3), _answers(central, epsilon, 1e-6, 3), strict=True)
-    for a, b in answers:
+    pairs = zip(answers(distributed, epsilon, 1e-6, 3), answers(central, epsilon, 1e-6, 3), strict=True)
+    for a, b in pairs:
         assert overlap(a, b)
 
 
@@ -117,7 +96,7 @@ def test_asymmetric_skellam_shares_and_the_offset() -> None:
     """
     distributed = DistributedSum(Skellam.from_rates(1.5, 0.5, 3), 4, 2)
     central = AdditiveNoise(Skellam.from_rates(6, 2, 0), 2)
-    for a, b in zip(_answers(distributed, 0.7, 1e-6, 2.5), _answers(central, 0.7, 1e-6, 2.5), strict=True):
+    for a, b in zip(answers(distributed, 0.7, 1e-6, 2.5), answers(central, 0.7, 1e-6, 2.5), strict=True):
         assert overlap(a, b)
 
 
@@ -128,7 +107,7 @@ def test_discrete_gaussian_shares(sigma: float, users: int) -> None:
     distributed = DistributedSum(DiscreteGaussian(sigma), users)
     central = AdditiveNoise(DiscreteGaussian(sigma) if users == 1 else SumOfDiscreteGaussians(sigma, users))
     assert isinstance(distributed.total_noise, SumOfDiscreteGaussians)
-    for a, b in zip(_answers(distributed, 0.5, 1e-6, 2.5), _answers(central, 0.5, 1e-6, 2.5), strict=True):
+    for a, b in zip(answers(distributed, 0.5, 1e-6, 2.5), answers(central, 0.5, 1e-6, 2.5), strict=True):
         assert overlap(a, b)
 
 
@@ -136,7 +115,7 @@ def test_binomial_shares() -> None:
     """Even-trial centered binomial shares sum to a centered binomial (spec §2.7)."""
     distributed = DistributedSum(CenteredBinomial(4), 3)
     central = AdditiveNoise(CenteredBinomial(12))
-    for a, b in zip(_answers(distributed, 0.5, 1e-3, 2.5), _answers(central, 0.5, 1e-3, 2.5), strict=True):
+    for a, b in zip(answers(distributed, 0.5, 1e-3, 2.5), answers(central, 0.5, 1e-3, 2.5), strict=True):
         assert overlap(a, b)
     # X + 1 puts 2^-12 of mass outside the support of X: no Rényi DP, and δ(ε) >= 2^-12.
     assert mp.isinf(distributed.rdp(2, DPS).lo)

@@ -11,20 +11,16 @@ from fractions import Fraction
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 from mpmath import mp
 
 from accounting import AdditiveNoise, Gaussian
 from accounting.pld import compose_events, gaussian_composition_delta, gaussian_composition_epsilon
+from tests.accounting.mechanisms.support import FAST, Mpf
 from tests.accounting.noise.reference import REF_DPS, assert_encloses
 from tests.accounting.pld.references import assert_in, overlaps
 from tests.accounting.test_divergence import float_above
-
-FAST = settings(max_examples=12, deadline=None)
-
-Mpf = Any
-
 
 # ---------------------------------------------------------------------------------------------
 # One release: Balle & Wang 2018, Theorem 8
