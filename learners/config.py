@@ -55,8 +55,10 @@ from learners.families import (
     FAMILIES,
     Family,
     InstanceSpec,
+    LDPInstanceSpec,
     LinearInstanceSpec,
     MSLRLinearSpec,
+    PhasedInstanceSpec,
     family_of_algorithm,
     instance_for,
 )
@@ -77,7 +79,8 @@ FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
 
 #: The instance of a panel, of whichever family.
-Instance = InstanceSpec | LinearInstanceSpec | MSLRLinearSpec
+#: A panel's instance, of whichever family (each family's spec builds its own instances).
+Instance = InstanceSpec | LinearInstanceSpec | MSLRLinearSpec | PhasedInstanceSpec | LDPInstanceSpec
 
 # The keys of each table (the schema's; read by tests/learners/test_cli.py).
 _TOP_KEYS = TOP.names()

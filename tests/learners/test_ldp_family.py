@@ -69,7 +69,7 @@ def test_shipped_ldp_configs_load_in_the_ldp_family() -> None:
             assert all(isinstance(p.instance, LDPInstanceSpec) for p in config.panels)
     movielens = load_config(shipped_configs()["ldp-movielens"])
     (panel,) = movielens.panels
-    panel_instance: object = panel.instance  # config.Instance does not name the LDP spec
+    panel_instance = panel.instance
     assert isinstance(panel_instance, LDPInstanceSpec)
     assert (panel.horizon, panel.epsilons, panel_instance.arms, panel_instance.dim) == (
         10**6,
@@ -151,7 +151,7 @@ def test_the_ucb_base_runs_on_bernoulli_arms_and_movielens_reads_a_file(tmp_path
     assert result["privacy"]["exact"]["epsilon"] <= 1.0 * (1 + 1e-12)
     ratings = write_ratings(tmp_path / "ua.base")
     movielens = small(instance={"kind": "ldp-movielens", "path": str(ratings), "arms": 5, "rank": 3})
-    spec: object = load_config(movielens).panels[0].instance  # config.Instance does not name it
+    spec = load_config(movielens).panels[0].instance
     assert isinstance(spec, LDPInstanceSpec)
     built = spec.build_shared()
     assert built.name == "movielens"
@@ -402,7 +402,7 @@ def test_the_mab_family_can_host_ldp_ucb_on_its_bernoulli_kind() -> None:
     panel = config.panels[0]
     assert panel.for_family("ldp").instance.kind == "ldp-bernoulli"
     # reward means there, loss means here: the ldp instance's losses are 1 - means
-    ldp_instance: object = panel.for_family("ldp").instance  # config.Instance does not name it
+    ldp_instance = panel.for_family("ldp").instance
     assert isinstance(ldp_instance, LDPInstanceSpec)
     built = ldp_instance.build_shared()
     assert np.allclose(built.means, 1 - np.array(MEANS))

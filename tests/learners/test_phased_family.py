@@ -54,7 +54,7 @@ def test_shipped_dpdpe_configs_load_in_the_phased_family() -> None:
             assert isinstance(config.panels[0].instance, PhasedInstanceSpec)
     assert load_config(shipped_configs()["dpdpe-figure2a"]).panels[0].x_axis == "epsilon"
     paper = load_config(shipped_configs()["dpdpe-figure2b"]).panels[0]
-    paper_instance: object = paper.instance  # config.Instance does not name the phased spec
+    paper_instance = paper.instance
     assert isinstance(paper_instance, PhasedInstanceSpec)
     assert (paper.horizon, paper.epsilons, paper_instance.arms, paper_instance.dim) == (
         10**6,
@@ -123,7 +123,7 @@ def test_the_family_is_registered_with_its_names() -> None:
     assert not family.algorithms["dpe-fixedu"]
     assert "population" in family.instance_keys["phased-synthetic"]
     assert main(["list"]) == 0
-    spec: object = load_config(small()).panels[0].instance  # config.Instance does not name it
+    spec = load_config(small()).panels[0].instance
     assert isinstance(spec, PhasedInstanceSpec)
     assert spec.build_shared() is spec.build_shared()  # drawn once per process
     np.testing.assert_allclose(np.linalg.norm(spec.build_shared().actions, axis=1), 1.0)
