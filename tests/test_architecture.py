@@ -13,8 +13,7 @@ a module holds one idea):
 * No library module is over :data:`MAX_MODULE_LINES` lines, no function over
   :data:`MAX_FUNCTION_LINES`.
 
-The ``KNOWN_*`` sets list what the code still breaks. They may only shrink: a violation not listed
-fails, and so does a listed one that is gone (remove it from the list).
+Each rule holds with no exception: a violation fails the test and is named in its message.
 """
 
 from __future__ import annotations
@@ -35,15 +34,6 @@ MAY_IMPORT = {
 }
 MAX_MODULE_LINES = 800
 MAX_FUNCTION_LINES = 100
-
-#: Strongly connected components of the import graph still to break (each a sorted tuple).
-KNOWN_CYCLES: set[tuple[str, ...]] = set()
-#: (importer, imported module, name) of private imports still to remove.
-KNOWN_PRIVATE: set[tuple[str, str, str]] = set()
-#: Modules over the line limit still to split.
-KNOWN_LONG_MODULES: set[str] = set()
-#: (module, function) over the line limit still to split.
-KNOWN_LONG_FUNCTIONS: set[tuple[str, str]] = set()
 
 
 @dataclasses.dataclass(frozen=True)
@@ -75,12 +65,25 @@ def _type_checking_nodes(tree: ast.AST) -> set[int]:
     return out
 
 
+def _package_of(name: str, path: Path) -> list[str]:
+    """The package a relative import of module ``name`` (at ``path``) starts from."""
+    return name.split(".") if path.name == "__init__.py" else name.split(".")[:-1]
+
+
+def _from_target(node: ast.ImportFrom, here: list[str]) -> str:
+    """The module of ``from X import ...``, relative imports resolved against package ``here``."""
+    if not node.level:
+        return node.module or ""
+    base = here[: len(here) - node.level + 1]
+    return ".".join([*base, node.module] if node.module else base)
+
+
 def _imports(modules: dict[str, Path]) -> list[Import]:
     found: list[Import] = []
     for name, path in modules.items():
         tree = ast.parse(path.read_text(encoding="utf-8"))
         typing_only = _type_checking_nodes(tree)
-        here = name.split(".") if path.name == "__init__.py" else name.split(".")[:-1]
+        here = _package_of(name, path)
         for node in ast.walk(tree):
             runtime = id(node) not in typing_only
             if isinstance(node, ast.Import):
@@ -90,11 +93,7 @@ def _imports(modules: dict[str, Path]) -> list[Import]:
                     if a.name.split(".")[0] in PACKAGES
                 ]
             elif isinstance(node, ast.ImportFrom):
-                if node.level:
-                    base = here[: len(here) - node.level + 1]
-                    target = ".".join([*base, node.module] if node.module else base)
-                else:
-                    target = node.module or ""
+                target = _from_target(node, here)
                 if target.split(".")[0] not in PACKAGES:
                     continue
                 for alias in node.names:
@@ -112,7 +111,7 @@ def _private_attributes(modules: dict[str, Path]) -> set[tuple[str, str, str]]:
     found: set[tuple[str, str, str]] = set()
     for name, path in modules.items():
         tree = ast.parse(path.read_text(encoding="utf-8"))
-        here = name.split(".") if path.name == "__init__.py" else name.split(".")[:-1]
+        here = _package_of(name, path)
         bound: dict[str, str] = {}
         for node in ast.walk(tree):
             if isinstance(node, ast.Import):
@@ -120,10 +119,7 @@ def _private_attributes(modules: dict[str, Path]) -> set[tuple[str, str, str]]:
                     if a.name in modules and a.asname:
                         bound[a.asname] = a.name
             elif isinstance(node, ast.ImportFrom):
-                base = here[: len(here) - node.level + 1] if node.level else []
-                target = ".".join([*base, node.module] if node.module else base)
-                if not node.level:
-                    target = node.module or ""
+                target = _from_target(node, here)
                 for a in node.names:
                     if f"{target}.{a.name}" in modules:
                         bound[a.asname or a.name] = f"{target}.{a.name}"
@@ -187,13 +183,6 @@ def _strongly_connected(nodes: list[str], edges: dict[str, set[str]]) -> list[tu
     return components
 
 
-def _check(found: set[object], known: set[object], what: str) -> None:
-    new = found - known
-    gone = known - found
-    assert not new, f"new {what}: {sorted(map(str, new))}"
-    assert not gone, f"{what} fixed (remove from the KNOWN list): {sorted(map(str, gone))}"
-
-
 def test_dependencies_point_one_way(graph: tuple[dict[str, Path], list[Import]]) -> None:
     _, imports = graph
     wrong = sorted(
@@ -210,7 +199,8 @@ def test_no_import_cycle(graph: tuple[dict[str, Path], list[Import]]) -> None:
     for i in imports:
         if i.runtime and i.target in modules and i.target != i.importer:
             edges.setdefault(i.importer, set()).add(i.target)
-    _check(set(_strongly_connected(sorted(modules), edges)), set(KNOWN_CYCLES), "import cycles")
+    cycles = _strongly_connected(sorted(modules), edges)
+    assert not cycles, f"import cycles: {cycles}"
 
 
 def _inside(importer: str, package: str) -> bool:
@@ -231,7 +221,7 @@ def test_no_private_name_crosses_a_module(graph: tuple[dict[str, Path], list[Imp
                     found.add((i.importer, i.target, "<private module>"))
     found |= _private_attributes(modules)
     assert all(t in modules or t.split(".")[0] in PACKAGES for _, t, _ in found)
-    _check(set(found), set(KNOWN_PRIVATE), "private imports")
+    assert not found, f"private names crossing modules: {sorted(found)}"
 
 
 def test_modules_hold_one_idea(graph: tuple[dict[str, Path], list[Import]]) -> None:
@@ -241,7 +231,7 @@ def test_modules_hold_one_idea(graph: tuple[dict[str, Path], list[Import]]) -> N
         for name, path in modules.items()
         if len(path.read_text(encoding="utf-8").splitlines()) > MAX_MODULE_LINES
     }
-    _check(set(long), set(KNOWN_LONG_MODULES), f"modules over {MAX_MODULE_LINES} lines")
+    assert not long, f"modules over {MAX_MODULE_LINES} lines: {sorted(long)}"
 
 
 def test_functions_are_short(graph: tuple[dict[str, Path], list[Import]]) -> None:
@@ -253,7 +243,7 @@ def test_functions_are_short(graph: tuple[dict[str, Path], list[Import]]) -> Non
                 assert node.end_lineno is not None
                 if node.end_lineno - node.lineno + 1 > MAX_FUNCTION_LINES:
                     long.add((name, node.name))
-    _check(set(long), set(KNOWN_LONG_FUNCTIONS), f"functions over {MAX_FUNCTION_LINES} lines")
+    assert not long, f"functions over {MAX_FUNCTION_LINES} lines: {sorted(long)}"
 
 
 def test_the_rules_see_what_they_check() -> None:
