@@ -58,7 +58,6 @@ from accounting.noise import (
     DiscreteLaplace,
     Gaussian,
     Laplace,
-    LatticeNoise,
     NoiseDistribution,
     Polya,
     Skellam,
@@ -288,7 +287,7 @@ def _setup(
     family = noise_family
     if family not in FAMILIES:
         raise ParameterError("noise_family", family, "one of " + ", ".join(FAMILIES) + ", or a callable")
-    lattice = issubclass(family_named(family).cls, LatticeNoise)
+    lattice = family_named(family).lattice
     sens = v.positive("sensitivity", sensitivity)
     if lattice:
         sens = v.integer("sensitivity", sensitivity, minimum=1)

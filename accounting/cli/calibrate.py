@@ -35,7 +35,7 @@ from accounting.cli.noise_options import (
     relation,
 )
 from accounting.mechanisms import Mechanism
-from accounting.noise import Gaussian, LatticeNoise, Polya, Skellam, family_named
+from accounting.noise import Gaussian, Polya, Skellam, family_named
 
 
 @dataclass(frozen=True)
@@ -110,7 +110,7 @@ def noise_amount(cal: Calibration) -> NoiseAmount:
 def _cmd_calibrate(args: argparse.Namespace) -> int:
     family = args.noise
     exact_compositions(args, family == "gaussian")
-    if issubclass(family_named(family).cls, LatticeNoise):
+    if family_named(family).lattice:
         lattice_sensitivity(Skellam(1), args.sensitivity)  # any lattice noise: the same limit
     with progress(args, "calibrating (noise levels accounted)"):
         cal = calibrate(

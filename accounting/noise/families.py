@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from accounting.errors import ParameterError
-from accounting.noise.base import NoiseDistribution
+from accounting.noise.base import LatticeNoise, NoiseDistribution
 from accounting.noise.binomial import Binomial, CenteredBinomial
 from accounting.noise.continuous import Gaussian, Laplace
 from accounting.noise.discrete_gaussian import DiscreteGaussian
@@ -59,6 +59,11 @@ class NoiseFamily:
     rebuild: Rebuild
     option: bool = False
     dp_event: str | None = None
+
+    @property
+    def lattice(self) -> bool:
+        """Whether its distributions live on the integers (a sensitivity must then be an integer)."""
+        return issubclass(self.cls, LatticeNoise)
 
     @property
     def type_name(self) -> str:
