@@ -34,9 +34,20 @@ from fractions import Fraction
 from mpmath import iv, mp
 
 from accounting import validate as v
-from accounting.certified import Enclosure, Interval, Mpf, exact_fraction, lower, precision, to_mpf, upper
+from accounting.certified import (
+    Enclosure,
+    Interval,
+    Mpf,
+    exact_fraction,
+    lower,
+    precision,
+    to_interval,
+    to_mpf,
+    upper,
+)
 from accounting.errors import UnsupportedError
-from accounting.noise import DEFAULT_DPS, DiscreteGaussian, LatticeNoise, Shifted
+from accounting.noise import DEFAULT_DPS, TAIL_SUM_SIGMA, DiscreteGaussian, LatticeNoise, Shifted
+from accounting.noise.discrete_gaussian import normalizer
 from accounting.search import certify_upward
 
 __all__ = [
@@ -435,19 +446,76 @@ def _dg_delta(noise: DiscreteGaussian, shift: int, epsilon: Fraction) -> Interva
     return noise.tail_mass(t - shift) - e * noise.tail_mass(t)
 
 
+def _dg_walk(noise: DiscreteGaussian, d: int, epsilon: Fraction, tol: Mpf) -> Interval:
+    """Theorem 7's sum ``Σ_{x > c} [P(X = x - Δ) - e^ε P(X = x)]`` term by term (current precision).
+
+    With ``w(u) = exp(-u²/(2σ²))`` the summand is ``w(x - Δ)(1 - e^{ε - L(x)})``, ``>= 0`` beyond
+    ``c = εσ²/Δ + Δ/2``, where the loss ``L(x) = (2xΔ - Δ²)/(2σ²)`` crosses ε: summed directly, with
+    no cancellation of two tails, so a δ of 1e-300 keeps its relative accuracy. The terms are
+    bounded by ``w(x - Δ)``, which falls away from ``x = Δ``: the sum is walked outwards from ``Δ``
+    (up to ∞, and down to ``c`` if ``c < Δ``), each term by multiplication from the last
+    (``w(u+1) = w(u) a_u``, ``a_{u+1} = a_u e^{-1/σ²}``). After distance ``u`` the rest of the walk
+    is at most ``w(u+1) / (1 - a_{u+1})`` (consecutive ratios fall, so a geometric series
+    dominates); that bound is added to the upper end once it is below ``tol`` of the sum.
+    A term whose sign the intervals cannot settle counts in the upper end only.
+    """
+    sigma = to_interval(noise.sigma)
+    s2 = sigma * sigma
+    c = iv.mpf(epsilon.numerator) / epsilon.denominator * s2 / d + iv.mpf(d) / 2
+    x_first = int(mp.floor(lower(c)))  # at or below c: a term there is <= 0, clipped
+    q = iv.exp(-1 / s2)
+    shift = iv.exp(-d / s2)  # e^{ε - L(x+1)} = e^{ε - L(x)} · shift
+    low, high = iv.mpf(0), iv.mpf(0)  # sums of the terms' lower and upper ends (in intervals)
+
+    def walk(u: int, x: int, step: int, stop: int | None) -> None:
+        nonlocal low, high
+        w = iv.exp(-(iv.mpf(u) ** 2) / (2 * s2))
+        a = iv.exp(-(2 * iv.mpf(u) + 1) / (2 * s2))
+        g = iv.exp(-(x - c) * d / s2)  # e^{ε - L(x)}, written around c
+        g_step = shift if step > 0 else 1 / shift
+        while True:
+            term = w * (1 - g)
+            low += iv.mpf(max(mp.zero, lower(term)))
+            high += iv.mpf(max(mp.zero, upper(term)))
+            if stop is not None and u >= stop:
+                return
+            w, a = w * a, a * q
+            remainder = w / (1 - a)
+            if upper(remainder) <= tol * upper(high):
+                high += remainder
+                return
+            g, u = g * g_step, u + 1
+
+    x_up = max(x_first, d)
+    walk(x_up - d, x_up, 1, None)
+    if x_first <= d - 1:
+        walk(1, d - 1, -1, d - x_first)
+    return iv.mpf([lower(low), upper(high)]) / normalizer(sigma)
+
+
 def discrete_gaussian_delta(
     noise: DiscreteGaussian, shift: int, epsilon: float, dps: int = DEFAULT_DPS
 ) -> Enclosure:
-    """``δ(ε)`` of ``(X + Δ, X)``, ``X ~ N_Z(0, σ^2)``, from two tail masses: no window.
+    """``δ(ε)`` of the discrete Gaussian mechanism ``(X + Δ, X)``, ``X ~ N_Z(0, σ^2)``, certified.
 
     Canonne, Kamath & Steinke 2020, Theorem 7: the loss at ``y`` is ``(2yΔ - Δ^2)/(2σ^2)``, affine
     and increasing, so ``δ(ε) = Σ_{y >= t} [P(X = y - Δ) - e^ε P(X = y)] = P(X >= t - Δ) - e^ε P(X >= t)``
-    for the least ``t`` with loss above ``ε``; the tails are :meth:`DiscreteGaussian.sf_exact`.
+    for the least ``t`` with loss above ``ε``. From ``σ >=`` :data:`~accounting.noise.TAIL_SUM_SIGMA`
+    on, the two tails are :meth:`DiscreteGaussian.tail_mass` (a few terms of Euler–Maclaurin);
+    below, the sum is walked term by term (``O(σ)`` terms, any ``Δ``, relative accuracy at any
+    δ). The project's one implementation of the theorem:
+    :func:`accounting.bounds.discrete_gaussian_delta_cks` is its upper end as a float, and
+    :class:`~accounting.mechanisms.AdditiveNoise` uses it from ``TAIL_SUM_SIGMA`` on (below, its
+    window sum is the generic :func:`hockey_stick`, which the tests hold against this one).
     """
     eps = v.nonnegative("epsilon", epsilon)
     d = v.integer("shift", shift, minimum=1)
-    with precision(v.dps("dps", dps)):
-        value = _dg_delta(noise, d, Fraction(eps))
+    dps = v.dps("dps", dps)
+    with precision(dps):
+        if Fraction(noise.sigma) < TAIL_SUM_SIGMA:
+            value = _dg_walk(noise, d, Fraction(eps), mp.mpf(10) ** -(dps + 2))
+        else:
+            value = _dg_delta(noise, d, Fraction(eps))
         return Enclosure(max(mp.zero, lower(value)), min(mp.one, upper(value)))
 
 
@@ -462,7 +530,7 @@ def discrete_gaussian_epsilon(
     bound), and the upper end is checked: :func:`discrete_gaussian_delta`'s upper end at it is at
     most ``δ`` (nudged up until it is).
     """
-    from accounting.bounds import gaussian_epsilon_analytic
+    from accounting.bounds.gaussian import gaussian_epsilon_analytic
 
     d = v.open_unit("delta", delta)
     k = v.integer("shift", shift, minimum=1)
