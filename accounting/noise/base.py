@@ -27,6 +27,7 @@ from accounting import validate as v
 from accounting._exact import Randomness
 from accounting.certified import DEFAULT_DPS, Enclosure, Interval, Mpf, float_up, precision, upper
 from accounting.errors import ParameterError, UnsupportedError
+from accounting.search import expand, smallest_integer
 
 __all__ = [
     "MAX_EXACT_SCALE",
@@ -279,20 +280,18 @@ class LatticeNoise(NoiseDistribution):
     def _search(ok: Callable[[int], bool], start: int, direction: int, limit: float) -> int:
         """The ``t`` nearest ``start`` in ``direction`` with ``ok(t)``; ``ok(limit)`` must hold.
 
-        ``ok`` is monotone (false, then true, moving away from ``start``): exponential
-        search for a true point, then bisection.
+        ``ok`` is monotone (false, then true, moving away from ``start``): the kernel's bracket
+        inference (:func:`accounting.search.expand`, steps 1, 2, 4, ... from ``start``), then its
+        integer bisection (:func:`accounting.search.smallest_integer`) between the last point where
+        ``ok`` failed and the first where it held.
         """
         if ok(start):
             return start
-        near, step = start, 1
-        while True:
-            far = start + direction * step
-            if math.isfinite(limit) and direction * (far - limit) >= 0:
-                far = int(limit)
-                break
-            if ok(far):
-                break
-            if step > _MAX_REACH:
+
+        def reached(t: int) -> bool:
+            if ok(t):
+                return True
+            if abs(t - start) > _MAX_REACH:
                 # The certified tail bound has not fallen by 2^63 from the centre: the noise is
                 # wider than any window an exact sum could take (or its decay rounds to 1 at the
                 # working precision, as e^{-1/b} for a discrete Laplace scale near 1e33), and
@@ -301,14 +300,15 @@ class LatticeNoise(NoiseDistribution):
                     f"the noise's certified tails do not fall within 2^63 of its centre ({_MAX_REACH:.2e} "
                     "lattice points): it is too wide for an exact sum over a window"
                 )
-            near, step = far, step * 2
-        while abs(far - near) > 1:
-            mid = (near + far) // 2
-            if ok(mid):
-                far = mid
-            else:
-                near = mid
-        return far
+            return False
+
+        end = int(limit) if math.isfinite(limit) else None
+        failed, held = expand(reached, start, direction, anchored=True, limit=end)
+        assert failed is not None  # anchored: ``start`` at the least
+        if direction > 0:
+            return smallest_integer(ok, failed + 1, held)
+        # Moving down: the smallest y = -t in (-failed, -held] where ok(-y).
+        return -smallest_integer(lambda y: ok(-y), -failed + 1, -held)
 
 
 #: The farthest :meth:`LatticeNoise.window` searches from the centre (int64 range): a tail that has
