@@ -245,6 +245,7 @@ _SPECS: tuple[BoundSpec, ...] = (
             Dimension("sensitivity", "int", 1, 8),
         ),
         feasible=_skellam_feasible,
+        family="skellam",
     ),
     BoundSpec(
         name="discrete_gaussian_rdp_cks",
@@ -263,6 +264,7 @@ _SPECS: tuple[BoundSpec, ...] = (
             Dimension("sensitivity", "int", 1, 5),
         ),
         feasible=always,
+        family="discrete-gaussian",
     ),
     BoundSpec(
         name="discrete_gaussian_delta_cks",
@@ -285,6 +287,7 @@ _SPECS: tuple[BoundSpec, ...] = (
             Dimension("sensitivity", "int", 1, 5),
         ),
         feasible=_dg_delta_feasible,
+        family="discrete-gaussian",
     ),
     BoundSpec(
         name="discrete_gaussian_epsilon_zcdp",
@@ -301,6 +304,7 @@ _SPECS: tuple[BoundSpec, ...] = (
             Dimension("sensitivity", "int", 1, 3),
         ),
         feasible=always,
+        family="discrete-gaussian",
     ),
     BoundSpec(
         name="sum_discrete_gaussians_rdp_kls",
@@ -322,6 +326,7 @@ _SPECS: tuple[BoundSpec, ...] = (
             Dimension("sensitivity", "int", 1, 3),
         ),
         feasible=_sum_dg_feasible,
+        family="discrete-gaussian",
     ),
     BoundSpec(
         name="discrete_laplace_pure_epsilon",
@@ -334,6 +339,7 @@ _SPECS: tuple[BoundSpec, ...] = (
         quick_grid=_product(scale=[0.7, 3.0, 10.0], sensitivity=[1, 3]),
         space=(Dimension("scale", "log", 0.05, 1e4), Dimension("sensitivity", "int", 1, 100)),
         feasible=always,
+        family="discrete-laplace",
     ),
     BoundSpec(
         name="theorem4_epsilon",
@@ -358,6 +364,7 @@ _SPECS: tuple[BoundSpec, ...] = (
             Dimension("users", "int", 1, 32),
         ),
         feasible=_theorem4_feasible,
+        family="discrete-gaussian",
     ),
     BoundSpec(
         name="skellam_rdp_theorem2_headline",
@@ -370,6 +377,7 @@ _SPECS: tuple[BoundSpec, ...] = (
         quick_grid=_THEOREM2_QUICK,
         space=_THEOREM2_SPACE,
         feasible=_theorem2_feasible,
+        family="skellam",
     ),
     BoundSpec(
         name="skellam_rdp_theorem2_paper",
@@ -384,6 +392,7 @@ _SPECS: tuple[BoundSpec, ...] = (
         quick_grid=_THEOREM2_QUICK,
         space=_THEOREM2_SPACE,
         feasible=_theorem2_feasible,
+        family="skellam",
     ),
     BoundSpec(
         name="skellam_rdp_theorem2_lemma3",
@@ -396,6 +405,7 @@ _SPECS: tuple[BoundSpec, ...] = (
         quick_grid=_THEOREM2_QUICK,
         space=_THEOREM2_SPACE,
         feasible=_theorem2_feasible,
+        family="skellam",
     ),
     BoundSpec(
         name="theorem2_headline_vs_lemma3",
@@ -408,6 +418,7 @@ _SPECS: tuple[BoundSpec, ...] = (
         quick_grid=_LEMMA3_QUICK,
         space=_LEMMA3_SPACE,
         feasible=always,
+        family="theorem2",
         proved=False,
     ),
     BoundSpec(
@@ -421,6 +432,7 @@ _SPECS: tuple[BoundSpec, ...] = (
         quick_grid=_LEMMA3_QUICK,
         space=_LEMMA3_SPACE,
         feasible=always,
+        family="theorem2",
         proved=False,
     ),
 )

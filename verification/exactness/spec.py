@@ -86,6 +86,9 @@ class BoundSpec:
         The search space of :func:`search_counterexamples`.
     feasible : callable
         Which points of ``space`` are in the bound's domain and cheap enough to compute exactly.
+    family : str
+        The noise it is about, as ``dp-audit bounds --noise`` names it (``"theorem2"`` for the
+        cross-checks of the distributed MAB paper's Theorem 2 against Lemma 3).
     proved : bool
         Whether the closed form is a theorem (expected to dominate) or a known slip.
     """
@@ -100,4 +103,5 @@ class BoundSpec:
     quick_grid: tuple[Point, ...]
     space: tuple[Dimension, ...]
     feasible: Callable[[dict[str, Any]], bool]
+    family: str
     proved: bool = True
