@@ -74,6 +74,8 @@ from accounting.neighbouring import Neighbouring
 from accounting.noise import Gaussian, LatticeNoise
 
 __all__ = [
+    "ADD_REMOVE",
+    "OLD_SENSITIVITIES",
     "PAPER",
     "REPLACE_ONE",
     "IntegerTree",
@@ -107,7 +109,9 @@ class Sensitivities:
 
 
 #: The paper's ``L = 1`` for both streams: valid under add/remove-one (one user more or fewer).
-PAPER = Sensitivities(1.0, 1.0, Neighbouring.ADD_REMOVE, "paper")
+ADD_REMOVE = Sensitivities(1.0, 1.0, Neighbouring.ADD_REMOVE, "add-remove")
+#: The old name of :data:`ADD_REMOVE` (``sensitivity="paper"`` still works, with a note).
+PAPER = ADD_REMOVE
 #: Replace-one (the paper's own relation): 2 for the bias stream, √2 (rounded up) for the covariance.
 REPLACE_ONE = Sensitivities(2.0, float_up(mp.sqrt(2)), Neighbouring.REPLACE_ONE, "replace-one")
 
@@ -115,10 +119,16 @@ REPLACE_ONE = Sensitivities(2.0, float_up(mp.sqrt(2)), Neighbouring.REPLACE_ONE,
 def _sensitivities(value: Sensitivities | str) -> Sensitivities:
     if isinstance(value, Sensitivities):
         return value
-    named = {"paper": PAPER, "replace-one": REPLACE_ONE}
+    value = v.spelling("sensitivity", value, OLD_SENSITIVITIES)
+    named = {"add-remove": ADD_REMOVE, "replace-one": REPLACE_ONE}
     if value not in named:
-        raise ParameterError("sensitivity", value, "'paper', 'replace-one' or a Sensitivities")
+        raise ParameterError("sensitivity", value, "'add-remove', 'replace-one' or a Sensitivities")
     return named[value]
+
+
+#: Old spellings of the named sensitivities: ``"paper"`` was the ``L = 1`` of the paper, which holds
+#: under add-remove (the name the linear learners and every accountant use for that relation).
+OLD_SENSITIVITIES = {"paper": "add-remove"}
 
 
 def _syncs(horizon: object, batch: object) -> int:
@@ -221,14 +231,14 @@ class Tree(_Release):
         ``σ0``, the standard deviation of each node's noise (per coordinate).
     horizon, batch : int
         ``T`` and ``B``: the stream has ``K = ⌊T/B⌋`` elements.
-    sensitivity : Sensitivities or {"replace-one", "paper"}
+    sensitivity : Sensitivities or {"replace-one", "add-remove"}
         Of one user's contribution to each stream (default replace-one: 2 and √2).
     """
 
     sigma: float
     horizon: int
     batch: int
-    sensitivity: Sensitivities | Literal["replace-one", "paper"] = "replace-one"
+    sensitivity: Sensitivities | Literal["replace-one", "add-remove", "paper"] = "replace-one"
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "sigma", v.positive("sigma", self.sigma))
@@ -273,7 +283,7 @@ def calibrate_sigma(
     delta: float,
     horizon: int,
     batch: int,
-    sensitivity: Sensitivities | Literal["replace-one", "paper"] = "replace-one",
+    sensitivity: Sensitivities | Literal["replace-one", "add-remove", "paper"] = "replace-one",
 ) -> Calibration:
     """The least ``σ0`` whose tree release meets ``(ε, δ)`` exactly (certified, the smallest float)."""
     kappa = levels(_syncs(horizon, batch))

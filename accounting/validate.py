@@ -18,12 +18,14 @@ import numbers
 import sys
 from collections.abc import Sequence
 from fractions import Fraction
+from typing import TypeVar
 
 import mpmath
 
 from accounting.errors import ParameterError, ParameterTypeError
 
 Real = float | int | Fraction | mpmath.mpf
+_T = TypeVar("_T")
 
 #: The largest count of repeated work dpcert accepts: compositions of a ledger entry, users of
 #: a batch, repetitions, samples. 10^18 (about 2^60) keeps every count an int64 for numpy, and
@@ -103,6 +105,44 @@ def choice(name: str, value: object, options: Sequence[str]) -> str:
     if not isinstance(value, str) or value not in options:
         raise ParameterError(name, value, "one of " + ", ".join(options))
     return value
+
+
+class SpellingNote(FutureWarning):
+    """A name given in an old spelling was accepted; the message names the new one (one line).
+
+    dpcert names each idea once across the library, the command lines and the experiment TOML;
+    where a name changed, the old spelling still works and this note says what to write instead.
+    The command lines print it as ``prog: note: ...`` on stderr.
+    """
+
+
+def _note(message: str) -> None:
+    import warnings
+
+    warnings.warn(message, SpellingNote, stacklevel=3)
+
+
+def spelling(name: str, value: _T, old: dict[str, str]) -> _T | str:
+    """``value``, or the new spelling of an old one in ``old`` (``{old: new}``), with a note."""
+    if isinstance(value, str) and value in old:
+        _note(f"{name} {value!r} is now spelled {old[value]!r}; the old spelling still works")
+        return old[value]
+    return value
+
+
+def renamed(where: str, given: dict[str, object], old: dict[str, str]) -> dict[str, object]:
+    """``given`` with each key in ``old`` (``{old: new}``) renamed, with a note; giving both
+    spellings of one name is refused (which one was meant?)."""
+    out = dict(given)
+    for before, after in old.items():
+        if before not in out:
+            continue
+        if after in out:
+            why = f"one spelling of the name ({after!r}, the new one, is given too)"
+            raise ParameterError(before, out[before], why)
+        _note(f"{where} {before!r} is now spelled {after!r}; the old spelling still works")
+        out[after] = out.pop(before)
+    return out
 
 
 def interval(

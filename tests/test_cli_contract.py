@@ -121,7 +121,7 @@ def _cases(base: str, table: dict[str, Sequence[str]]) -> list[Case]:
 
 SKELLAM = "--noise skellam --variance 10"
 TREE = "--sigma 2 --horizon 10000 --batch 25 --epsilon 1 --delta 1e-6"
-TREE_CALIBRATE = "--calibrate --epsilon 5 --delta 0.1 --horizon 10000 --batch 25 --sensitivity paper"
+TREE_CALIBRATE = "--calibrate --epsilon 5 --delta 0.1 --horizon 10000 --batch 25 --sensitivity add-remove"
 ACCOUNT_CASES = [
     *_cases(
         f"epsilon {SKELLAM} --delta 1e-5",

@@ -271,6 +271,19 @@ def _quiet_stdout() -> None:
         pass
 
 
+def _noted(prog: str, show: Callable[..., None]) -> Callable[..., None]:
+    """``warnings.showwarning`` that prints a :class:`~accounting.validate.SpellingNote` as one line
+    ``prog: note: ...`` on stderr (other warnings as before)."""
+
+    def showwarning(message: Warning | str, category: type[Warning], *args: Any, **kwargs: Any) -> None:
+        if issubclass(category, v.SpellingNote):
+            print(f"{prog}: note: {message}", file=sys.stderr)
+        else:
+            show(message, category, *args, **kwargs)
+
+    return showwarning
+
+
 def run(parser: argparse.ArgumentParser, argv: Sequence[str] | None) -> int:
     """Parse ``argv`` and run the chosen subcommand under the command-line contract.
 
@@ -282,12 +295,14 @@ def run(parser: argparse.ArgumentParser, argv: Sequence[str] | None) -> int:
     given = list(sys.argv[1:] if argv is None else argv)
     prog = parser.prog
     try:
-        args = parser.parse_args(given)
-        options = _options_of(parser, args)
         with warnings.catch_warnings():
             # numpy's overflow/invalid-value warnings are not the user's business: answers are
             # checked (a non-finite one is refused or reported as unbounded).
             warnings.simplefilter("ignore", RuntimeWarning)
+            warnings.simplefilter("always", v.SpellingNote)
+            warnings.showwarning = _noted(prog, warnings.showwarning)
+            args = parser.parse_args(given)
+            options = _options_of(parser, args)
             code: int = args.func(args)
         sys.stdout.flush()
         return code

@@ -64,8 +64,13 @@ def _verdict_text(check: ClaimCheck, epsilon: float, delta: float) -> str:
 
 
 def tree_sensitivities(name: str) -> tree.Sensitivities:
-    """``--sensitivity replace-one|paper`` as :mod:`accounting.tree`'s sensitivities."""
-    return tree.PAPER if name == "paper" else tree.REPLACE_ONE
+    """``--sensitivity replace-one|add-remove`` as :mod:`accounting.tree`'s sensitivities."""
+    return tree.ADD_REMOVE if name == "add-remove" else tree.REPLACE_ONE
+
+
+def _sensitivity_name(text: str) -> str:
+    """``--sensitivity``: the old spelling ``paper`` is ``add-remove`` (with a note)."""
+    return v.spelling("--sensitivity", text, tree.OLD_SENSITIVITIES)
 
 
 def _tree_shape(args: argparse.Namespace) -> None:
@@ -140,8 +145,8 @@ def _tree_head(release: tree.Tree) -> dict[str, object]:
 
 def _tree_head_text(release: tree.Tree) -> list[str]:
     s = release.sensitivities
-    if s is tree.PAPER:
-        why = "L = 1, valid under add-remove"
+    if s is tree.ADD_REMOVE:
+        why = "the paper's L = 1, valid under add-remove"
     else:
         why = "sqrt 2 rounded up; replace-one, the paper's relation"
     return [
@@ -270,10 +275,11 @@ def add_parser(sub: Subcommands) -> None:
     tr.add_argument("--batch", type=_tree_int, required=True, help="B, rounds between synchronisations")
     tr.add_argument(
         "--sensitivity",
-        choices=("replace-one", "paper"),
+        type=_sensitivity_name,
+        choices=("replace-one", "add-remove"),
         default="replace-one",
-        help="replace-one (default: 2 for the bias stream, sqrt 2 for the covariance stream) or paper "
-        "(L = 1 for both, valid under add-remove)",
+        help="replace-one (default: 2 for the bias stream, sqrt 2 for the covariance stream) or add-remove "
+        "(the paper's L = 1 for both; 'paper' is its old spelling)",
     )
     tr.add_argument("--epsilon", type=nonnegative_float, help="print delta(E); with --delta, check the claim")
     tr.add_argument("--delta", type=unit_float, help="print epsilon(D); with --epsilon, check the claim")

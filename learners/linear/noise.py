@@ -70,7 +70,15 @@ from accounting.certified import float_up
 from accounting.mechanisms import ApproxDP
 from accounting.neighbouring import Neighbouring
 from accounting.papers.federated_lcb import Theorem53Calibration, theorem53_sigma0
-from accounting.tree import PAPER, REPLACE_ONE, Sensitivities, Tree, calibrate_sigma, code_sigma, paper_sigma
+from accounting.tree import (
+    ADD_REMOVE,
+    REPLACE_ONE,
+    Sensitivities,
+    Tree,
+    calibrate_sigma,
+    code_sigma,
+    paper_sigma,
+)
 from learners.errors import ParameterError, ParameterTypeError, ProtocolError
 from learners.linear.spec import Learner
 
@@ -80,9 +88,9 @@ __all__ = ["Noise", "VectorSum", "noise_of", "sensitivities_of"]
 def sensitivities_of(learner: Learner, batch: int) -> Sensitivities:
     c = learner.clip if learner.clip is not None else 1.0
     if learner.sensitivity == "add-remove":
-        return (
-            PAPER if c == 1.0 else Sensitivities(c, 1.0, Neighbouring.ADD_REMOVE, f"add-remove, |y| <= {c:g}")
-        )
+        if c == 1.0:
+            return ADD_REMOVE
+        return Sensitivities(c, 1.0, Neighbouring.ADD_REMOVE, f"add-remove, |y| <= {c:g}")
     if learner.sensitivity == "replace-one":
         if c == 1.0:
             return REPLACE_ONE

@@ -16,12 +16,12 @@ from accounting.claims import ClaimCheck, check_claim
 
 
 def test_the_code_sigma_misses_and_the_paper_sigma_meets() -> None:
-    code = check_claim(tree.Tree(tree.code_sigma(5, 0.1, 9), 10_000, 25, tree.PAPER), 5, 0.1)
+    code = check_claim(tree.Tree(tree.code_sigma(5, 0.1, 9), 10_000, 25, tree.ADD_REMOVE), 5, 0.1)
     assert code.verdict == "misses"
     assert not code.meets
     assert code.delta == pytest.approx(0.178, abs=5e-4)
     assert code.delta_lower <= code.delta
-    paper = check_claim(tree.Tree(tree.paper_sigma(1, 0.1, 9), 10_000, 25, tree.PAPER), 1, 0.1)
+    paper = check_claim(tree.Tree(tree.paper_sigma(1, 0.1, 9), 10_000, 25, tree.ADD_REMOVE), 1, 0.1)
     assert paper.verdict == "meets"
     assert paper.meets
     assert paper.delta == pytest.approx(2.95e-6, rel=1e-2)

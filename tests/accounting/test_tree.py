@@ -43,7 +43,7 @@ def gdp_delta(mu: float, eps: float) -> float:
     return float(norm.cdf(-eps / mu + mu / 2) - math.exp(eps) * norm.cdf(-eps / mu - mu / 2))
 
 
-@pytest.mark.parametrize("sensitivity", ["paper", "replace-one"])
+@pytest.mark.parametrize("sensitivity", ["add-remove", "replace-one"])
 @pytest.mark.parametrize(("sigma", "eps"), [(1.6, 5.0), (17.0, 1.0), (3.0, 0.2), (40.0, 0.01)])
 def test_delta_is_the_exact_gdp_profile(sensitivity: str, sigma: float, eps: float) -> None:
     t = tree.Tree(sigma, 10_000, 25, sensitivity)  # type: ignore[arg-type]
@@ -60,11 +60,11 @@ def test_the_spec_table_a4_fixtures() -> None:
     """Spec §7.5 A4 (T = 10^4, B = 25, κ = 9): the authors' code σ0 misses (5, 0.1) even at L = 1;
     the paper's passes. Numbers from the spec's table, to its printed precision."""
     code = tree.code_sigma(5, 0.1, 9)
-    assert float(tree.Tree(code, 10_000, 25, "paper").delta(5).hi) == pytest.approx(0.178, abs=5e-4)
+    assert float(tree.Tree(code, 10_000, 25, "add-remove").delta(5).hi) == pytest.approx(0.178, abs=5e-4)
     assert float(tree.Tree(code, 10_000, 25, "replace-one").delta(5).hi) == pytest.approx(0.82, abs=5e-3)
     paper = tree.paper_sigma(1, 0.1, 9)
     assert paper == pytest.approx(16.96, abs=5e-3)
-    assert float(tree.Tree(paper, 10_000, 25, "paper").delta(1).hi) == pytest.approx(3e-6, rel=0.1)
+    assert float(tree.Tree(paper, 10_000, 25, "add-remove").delta(1).hi) == pytest.approx(3e-6, rel=0.1)
     assert float(tree.Tree(paper, 10_000, 25, "replace-one").delta(1).hi) == pytest.approx(2.5e-3, rel=0.05)
 
 
@@ -76,7 +76,7 @@ def test_calibrated_sigma_is_the_smallest_float_meeting_the_target(eps: float, d
     assert tree.Tree(sigma, 10_000, 25).delta(eps).hi <= delta
     assert tree.Tree(float(np.nextafter(sigma, 0)), 10_000, 25).delta(eps).hi > delta
     # the paper's closed form is valid (L = 1, add/remove) and never below the exact σ0 at L = 1
-    exact_paper = tree.calibrate_sigma(eps, delta, 10_000, 25, "paper").value
+    exact_paper = tree.calibrate_sigma(eps, delta, 10_000, 25, "add-remove").value
     assert exact_paper <= tree.paper_sigma(eps, delta, 9)
     assert exact_paper < sigma  # replace-one sensitivities need more noise
 

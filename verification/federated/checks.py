@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from accounting import validate as v
-from accounting.tree import PAPER, REPLACE_ONE
+from accounting.tree import ADD_REMOVE, REPLACE_ONE
 from verification.federated.adaptivity import adaptivity_row, adaptivity_search
 from verification.federated.gdp import gdp_check, gdp_row
 from verification.federated.rows import CheckRow
@@ -26,7 +26,7 @@ def run_checks(seed: int | None = 0) -> list[CheckRow]:
         noise_row("tree-noise-variance", False, tree),
     ]
     rows += [
-        gdp_row("tree-code-sigma", True, gdp_check("code", sensitivity=PAPER)),
+        gdp_row("tree-code-sigma", True, gdp_check("code", sensitivity=ADD_REMOVE)),
         gdp_row("tree-code-sigma-replace-one", True, gdp_check("code", sensitivity=REPLACE_ONE)),
         gdp_row("tree-paper-sigma", False, gdp_check("paper", sensitivity=REPLACE_ONE)),
         gdp_row("tree-exact-sigma", False, gdp_check("exact", sensitivity=REPLACE_ONE)),

@@ -19,9 +19,11 @@ import numpy as np
 import pytest
 
 from accounting import tree
+from accounting import validate as v
 from accounting.claims import check_claim
 from accounting.cli import main
 from accounting.cli.tree import MAX_TREE_EPSILON, MIN_TREE_EPSILON
+from accounting.errors import ParameterError
 
 A4 = "--horizon 10000 --batch 25"
 
@@ -54,16 +56,16 @@ def _tree(args: str) -> dict[str, Any]:
 def test_a4_code_sigma_misses_its_claim_at_epsilon_5() -> None:
     """The authors' code's σ0 at (5, 0.1), L = 1: δ(5) = 0.178 > 0.1."""
     sigma = tree.code_sigma(5, 0.1, 9)
-    args = f"--sigma {sigma!r} {A4} --sensitivity paper --epsilon 5 --delta 0.1"
+    args = f"--sigma {sigma!r} {A4} --sensitivity add-remove --epsilon 5 --delta 0.1"
     record = _tree(args)
     assert (record["syncs"], record["kappa"]) == (400, 9)
     assert record["neighbouring"] == "add-remove"
-    assert record["sensitivity"] == {"name": "paper", "bias": 1.0, "covariance": 1.0}
+    assert record["sensitivity"] == {"name": "add-remove", "bias": 1.0, "covariance": 1.0}
     assert record["delta"] == pytest.approx(0.178, abs=5e-4)
     assert record["meets"] is False
     assert record["verdict"] == "misses"
     assert record["claim"] == {"epsilon": 5.0, "delta": 0.1}
-    release = tree.Tree(sigma, 10_000, 25, "paper")
+    release = tree.Tree(sigma, 10_000, 25, "add-remove")
     assert record["delta"] == release.delta(5).upper
     assert record["mu"] == release.mu()
     code, out, err = _run(["tree", *shlex.split(args)])
@@ -76,7 +78,7 @@ def test_a4_code_sigma_misses_its_claim_at_epsilon_5() -> None:
 def test_a4_paper_sigma_meets_its_claim() -> None:
     """Theorem 5.1: the paper's σ0 at (1, 0.1), L = 1: δ(1) ≈ 3e-6 <= 0.1; replace-one 2.5e-3."""
     sigma = tree.paper_sigma(1, 0.1, 9)
-    record = _tree(f"--sigma {sigma!r} {A4} --sensitivity paper --epsilon 1 --delta 0.1")
+    record = _tree(f"--sigma {sigma!r} {A4} --sensitivity add-remove --epsilon 1 --delta 0.1")
     assert record["delta"] == pytest.approx(3e-6, rel=0.1)
     assert record["meets"] is True
     replace = _tree(f"--sigma {sigma!r} {A4} --epsilon 1 --delta 0.1")  # the default relation
@@ -90,7 +92,7 @@ def test_a4_paper_sigma_meets_its_claim() -> None:
     assert "MISSES" not in out
 
 
-@pytest.mark.parametrize("sensitivity", ["paper", "replace-one"])
+@pytest.mark.parametrize("sensitivity", ["add-remove", "replace-one"])
 def test_delta_and_epsilon_are_the_libraries(sensitivity: str) -> None:
     release = tree.Tree(3.0, 10_000, 25, sensitivity)  # type: ignore[arg-type]
     at_eps = _tree(f"--sigma 3 {A4} --sensitivity {sensitivity} --epsilon 2")
@@ -110,8 +112,8 @@ def test_delta_and_epsilon_are_the_libraries(sensitivity: str) -> None:
 def test_calibrate_gives_the_least_sigma_beside_the_paper_and_the_code() -> None:
     """(5, 0.1) at L = 1: the least σ0 is calibrate_sigma's and below Theorem 5.1's; the code's
     σ0 is below the least and misses (δ(5) ≈ 0.178), the paper's meets."""
-    record = _tree(f"--calibrate --epsilon 5 --delta 0.1 {A4} --sensitivity paper")
-    least = tree.calibrate_sigma(5, 0.1, 10_000, 25, "paper").value
+    record = _tree(f"--calibrate --epsilon 5 --delta 0.1 {A4} --sensitivity add-remove")
+    least = tree.calibrate_sigma(5, 0.1, 10_000, 25, "add-remove").value
     sigmas = record["sigmas"]
     assert record["sigma"] == sigmas["exact"]["sigma"] == least
     assert sigmas["paper"]["sigma"] == tree.paper_sigma(5, 0.1, 9)
@@ -122,7 +124,7 @@ def test_calibrate_gives_the_least_sigma_beside_the_paper_and_the_code() -> None
     assert sigmas["exact"]["delta"] <= 0.1
     assert record["epsilon_certified"] <= 5
     code, out, _ = _run(
-        ["tree", *shlex.split(f"--calibrate --epsilon 5 --delta 0.1 {A4} --sensitivity paper")]
+        ["tree", *shlex.split(f"--calibrate --epsilon 5 --delta 0.1 {A4} --sensitivity add-remove")]
     )
     assert code == 0
     assert "MISSES" in out.splitlines()[-5]  # the code's row
@@ -130,7 +132,7 @@ def test_calibrate_gives_the_least_sigma_beside_the_paper_and_the_code() -> None
 
 @pytest.mark.slow
 def test_calibrate_under_replace_one_needs_more_noise_than_the_paper_sensitivity() -> None:
-    paper = _tree(f"--calibrate --epsilon 1 --delta 0.1 {A4} --sensitivity paper")
+    paper = _tree(f"--calibrate --epsilon 1 --delta 0.1 {A4} --sensitivity add-remove")
     replace = _tree(f"--calibrate --epsilon 1 --delta 0.1 {A4}")
     assert replace["sigma"] == tree.calibrate_sigma(1, 0.1, 10_000, 25).value
     assert paper["sigma"] < replace["sigma"]
@@ -163,7 +165,7 @@ def test_calibrate_under_replace_one_needs_more_noise_than_the_paper_sensitivity
         ("--sigma 1 --horizon 2.5 --batch 1 --epsilon 1", "--horizon"),
         (f"--sigma 1 --horizon {2**62 * 3} --batch 2 --epsilon 1", "--horizon"),  # K > 2^62
         (f"--sigma 1 --horizon 1{'0' * 80} --batch 1 --epsilon 1", "--horizon"),
-        (f"--sigma 1 {A4} --sensitivity add-remove --epsilon 1", "--sensitivity"),
+        (f"--sigma 1 {A4} --sensitivity batch --epsilon 1", "--sensitivity"),
         (f"--sigma 1 {A4} --epsilon -1", "--epsilon"),
         (f"--sigma 1 {A4} --delta 1", "--delta"),
     ],
@@ -185,3 +187,22 @@ def test_the_largest_tree_accounts_at_once() -> None:
     assert record["delta"] >= 0
     record = _tree(f"--sigma 1e300 --horizon {2**62} --batch 1 --delta 1e-300")
     assert 0 <= record["epsilon"] < 1e-290
+
+
+def test_the_old_spelling_paper_still_works_with_a_one_line_note() -> None:
+    """``--sensitivity paper`` (the old name of add-remove's L = 1) answers as ``add-remove`` does,
+    with one note on stderr naming the new spelling; the library takes it too, with a SpellingNote."""
+    new = f"--sigma 1.62 {A4} --sensitivity add-remove --epsilon 5 --json --no-progress"
+    code, out, err = _run(["tree", *shlex.split(new.replace("add-remove", "paper"))])
+    assert (code, out) == _run(["tree", *shlex.split(new)])[:2]
+    note = "--sensitivity 'paper' is now spelled 'add-remove'; the old spelling still works"
+    assert err == f"dp-account: note: {note}\n"
+    with pytest.warns(v.SpellingNote, match="'paper' is now spelled 'add-remove'"):
+        old = tree.Tree(1.62, 10_000, 25, "paper")
+    assert old.sensitivities is tree.ADD_REMOVE
+
+
+def test_both_spellings_of_one_key_are_refused() -> None:
+    why = r"scale=10 is invalid: expected one spelling of the name \('scaling', the new one, is given too\)"
+    with pytest.raises(ParameterError, match=why):
+        v.renamed("params", {"scale": 10, "scaling": 10}, {"scale": "scaling"})

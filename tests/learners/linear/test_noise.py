@@ -38,7 +38,9 @@ def test_sigma_modes(inst: SyntheticInstance) -> None:
         assert float(tree.epsilon(dl)) <= eps
     code = make_learner("ldp-fedlinucb-lazy", 5.0, delta=0.1, batch=25, sigma_mode="code")
     noise = noise_of(code, 10**4)
-    assert float(Tree(noise.sigma0, 10**4, 25, "paper").delta(5.0)) > 0.1  # δ(5) ≈ 0.178 by exact accounting
+    assert (
+        float(Tree(noise.sigma0, 10**4, 25, "add-remove").delta(5.0)) > 0.1
+    )  # δ(5) ≈ 0.178 by exact accounting
 
 
 # ------------------------------------------------------------------------------------------

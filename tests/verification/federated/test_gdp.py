@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from accounting.tree import PAPER, REPLACE_ONE
+from accounting.tree import ADD_REMOVE, REPLACE_ONE
 from verification.errors import ParameterError
 from verification.federated import (
     gdp_check,
@@ -18,13 +18,13 @@ from verification.federated import (
 
 def test_a4_the_code_sigma_misses_and_the_paper_and_exact_sigma_meet() -> None:
     """At (5, 0.1), T = 10⁴, B = 25, κ = 9: code σ0 misses δ; Theorem 5.1's and the exact one meet it."""
-    code = gdp_check("code", sensitivity=PAPER)
+    code = gdp_check("code", sensitivity=ADD_REMOVE)
     assert code.kappa == 9
     assert code.delta_at_epsilon == pytest.approx(0.178, abs=5e-4)
     assert not code.meets
     code_r1 = gdp_check("code", sensitivity=REPLACE_ONE)
     assert code_r1.delta_at_epsilon == pytest.approx(0.82, abs=5e-3)
-    paper = gdp_check("paper", sensitivity=PAPER)
+    paper = gdp_check("paper", sensitivity=ADD_REMOVE)
     assert paper.delta_at_epsilon == pytest.approx(1e-8, rel=0.5)
     assert paper.meets
     paper_r1 = gdp_check("paper", sensitivity=REPLACE_ONE)
