@@ -13,12 +13,13 @@ work starts, and the message gives the limit and the reason. The limits are modu
 
 from __future__ import annotations
 
+import functools
 import math
 import numbers
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from fractions import Fraction
-from typing import TypeVar
+from typing import ParamSpec, TypeVar
 
 import mpmath
 
@@ -26,6 +27,8 @@ from accounting.errors import ParameterError, ParameterTypeError
 
 Real = float | int | Fraction | mpmath.mpf
 _T = TypeVar("_T")
+P = ParamSpec("P")
+R = TypeVar("R")
 
 #: The largest count of repeated work dpcert accepts: compositions of a ledger entry, users of
 #: a batch, repetitions, samples. 10^18 (about 2^60) keeps every count an int64 for numpy, and
@@ -143,6 +146,23 @@ def renamed(where: str, given: dict[str, object], old: dict[str, str]) -> dict[s
         _note(f"{where} {before!r} is now spelled {after!r}; the old spelling still works")
         out[after] = out.pop(before)
     return out
+
+
+def old_keywords(**old: str) -> Callable[[Callable[P, R]], Callable[P, R]]:
+    """Decorate a function so that each keyword ``old=new`` given in its old spelling still works,
+    renamed with a note (:func:`renamed`); giving both spellings is refused."""
+
+    def decorate(function: Callable[P, R]) -> Callable[P, R]:
+        @functools.wraps(function)
+        def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+            if not old.keys() & kwargs.keys():
+                return function(*args, **kwargs)
+            given = renamed(f"{function.__name__}()'s keyword", dict(kwargs), old)
+            return function(*args, **given)  # type: ignore[arg-type]
+
+        return wrapper
+
+    return decorate
 
 
 def interval(

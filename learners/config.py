@@ -288,11 +288,12 @@ class Config:
     @property
     def fingerprint(self) -> str:
         """A hash of everything the numbers depend on (not the names, description, labels, the
-        privacy route or the plots' bands and axes)."""
+        privacy route or the plots' bands and axes; a renamed parameter under its old name)."""
         data = self.to_dict()
         del data["name"], data["description"], data["privacy_route"], data["exact_privacy"], data["bands"]
-        for algorithm in data["algorithms"]:
+        for algorithm, spec in zip(data["algorithms"], self.algorithms, strict=True):
             del algorithm["label"]
+            algorithm["params"] = FAMILIES[spec.family].spelled_first(algorithm["params"])
         for panel in data["panels"]:
             del panel["name"]
             panel.pop("x_axis", None)
@@ -328,12 +329,14 @@ def _algorithm(i: int, value: object) -> tuple[str, str | None, dict[str, Any]]:
     if "name" not in given:
         raise ConfigError(f"{where}.name", None, "one of " + _all_algorithms())
     name = given["name"]
-    if family_of_algorithm(name) is None:
+    family = family_of_algorithm(name)
+    if family is None:
         raise ConfigError(f"{where}.name", name, "one of " + _all_algorithms())
     label = string(f"{where}.label", given["label"]) if "label" in given else None
     if label is not None and not label.strip():
         raise ConfigError(f"{where}.label", label, "a non-empty label (or no `label` key: the learner's)")
     params = dict(table(f"{where}.params", given.get("params", {})))
+    params = family.spelled_now(f"{where}.params", params)
     for reserved in ("name", "epsilon"):
         if reserved in params:
             raise ConfigError(

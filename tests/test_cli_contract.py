@@ -256,8 +256,8 @@ MISSING = [
     (
         account_main,
         "dp-account",
-        "protocol --theorem 2 --epsilon 1 --users 16 --horizon 100 --scale 10",
-        "--scale",
+        "protocol --theorem 2 --epsilon 1 --users 16 --horizon 100 --scaling 10",
+        "--scaling",
     ),
     (account_main, "dp-account", "shuffle --epsilon0 1 --users 1000 --delta 1e-6", "--users"),
     (account_main, "dp-account", "tree --sigma 2 --horizon 10000 --batch 25 --epsilon 1", "--sigma"),

@@ -284,6 +284,25 @@ def _noted(prog: str, show: Callable[..., None]) -> Callable[..., None]:
     return showwarning
 
 
+def add_old_spelling(cmd: argparse.ArgumentParser, old: str, new: str, **kwargs: Any) -> None:
+    """Accept ``old`` (hidden from ``--help``) as ``new``, noting the new spelling when it is used."""
+
+    class OldSpelling(argparse.Action):
+        def __call__(
+            self,
+            parser: argparse.ArgumentParser,
+            namespace: argparse.Namespace,
+            values: Any,
+            option_string: str | None = None,
+        ) -> None:
+            v.spelling("option", old, {old: new})
+            setattr(namespace, self.dest, values)
+
+    cmd.add_argument(
+        old, dest=new.lstrip("-").replace("-", "_"), action=OldSpelling, help=argparse.SUPPRESS, **kwargs
+    )
+
+
 def run(parser: argparse.ArgumentParser, argv: Sequence[str] | None) -> int:
     """Parse ``argv`` and run the chosen subcommand under the command-line contract.
 

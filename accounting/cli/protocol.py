@@ -11,6 +11,7 @@ from accounting.accountant import noise_to_dict
 from accounting.cli.framework import (
     Subcommands,
     add_json,
+    add_old_spelling,
     checked,
     emit,
     inputs,
@@ -23,10 +24,10 @@ from accounting.papers.distributed_dp_mab import Variant, protocol_parameters
 
 def _cmd_protocol(args: argparse.Namespace) -> int:
     variant = Variant.from_theorem(args.theorem)
-    par = protocol_parameters(variant, args.epsilon, args.users, args.horizon, args.scale, args.p)
+    par = protocol_parameters(variant, args.epsilon, args.users, args.horizon, args.scaling, args.p)
     record: dict[str, object] = {
         "command": "protocol",
-        "inputs": inputs(args, ("theorem", "epsilon", "users", "horizon", "scale", "p")),
+        "inputs": inputs(args, ("theorem", "epsilon", "users", "horizon", "scaling", "p")),
         "g": par.g,
         "tau": par.tau,
         "m": par.m,
@@ -53,7 +54,8 @@ def add_parser(sub: Subcommands) -> None:
     proto.add_argument("--epsilon", type=positive_float, required=True, help="ε > 0")
     proto.add_argument("--users", type=positive_int, required=True, help="users in the batch, n = l(b)")
     proto.add_argument("--horizon", type=positive_int, required=True, help="horizon T")
-    proto.add_argument("--scale", type=positive_float, help="scaling factor s >= 1 (Theorems 2 and 4)")
+    proto.add_argument("--scaling", type=positive_float, help="scaling factor s >= 1 (Theorems 2 and 4)")
+    add_old_spelling(proto, "--scale", "--scaling", type=positive_float)
     proto.add_argument("--p", type=unit_float, help="failure probability in τ (default 1/T)")
     add_json(proto)
     proto.set_defaults(func=_cmd_protocol)

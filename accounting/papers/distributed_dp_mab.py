@@ -78,7 +78,8 @@ def _exact_rational(name: str, value: object) -> Fraction:
     return Fraction(repr(v.real(name, value)))
 
 
-def theorem2_g(epsilon: float | Fraction, scale: float | Fraction, users: int) -> int:
+@v.old_keywords(scale="scaling")
+def theorem2_g(epsilon: float | Fraction, scaling: float | Fraction, users: int) -> int:
     """The encoding precision ``g = ceil(s ε sqrt(n))`` of Theorem 2 (and Theorem 4).
 
     Chowdhury & Zhou 2023, §5 (Theorem 2) and Appendix F (Theorem 4). Computed exactly: with
@@ -91,7 +92,7 @@ def theorem2_g(epsilon: float | Fraction, scale: float | Fraction, users: int) -
     ----------
     epsilon : float
         ``ε > 0``.
-    scale : float
+    scaling : float
         The scaling factor ``s > 0``.
     users : int
         The batch size ``n >= 1``.
@@ -102,9 +103,9 @@ def theorem2_g(epsilon: float | Fraction, scale: float | Fraction, users: int) -
         ``g >= 1``.
     """
     v.positive("epsilon", epsilon)
-    v.positive("scale", scale)
+    v.positive("scaling", scaling)
     n = v.integer("users", users, minimum=1)
-    x = _exact_rational("epsilon", epsilon) * _exact_rational("scale", scale)
+    x = _exact_rational("epsilon", epsilon) * _exact_rational("scaling", scaling)
     num, den = x.numerator**2 * n, x.denominator**2
     g = math.isqrt(num // den)
     while g * g * den < num:
@@ -112,15 +113,16 @@ def theorem2_g(epsilon: float | Fraction, scale: float | Fraction, users: int) -
     return max(g, 1)
 
 
-def _theorem2_inputs(alpha: object, epsilon: object, scale: object) -> tuple[int, float, float]:
+def _theorem2_inputs(alpha: object, epsilon: object, scaling: object) -> tuple[int, float, float]:
     return (
         integer_order(alpha),
         v.positive("epsilon", epsilon),
-        v.positive("scale", scale),
+        v.positive("scaling", scaling),
     )
 
 
-def skellam_rdp_theorem2_paper(alpha: int, epsilon: float, scale: float, users: int) -> float:
+@v.old_keywords(scale="scaling")
+def skellam_rdp_theorem2_paper(alpha: int, epsilon: float, scaling: float, users: int) -> float:
     """The paper's per-batch RDP statement of Theorem 2, as printed.
 
     Chowdhury & Zhou 2023, Appendix E.2 (proof of Theorem 2)::
@@ -142,7 +144,7 @@ def skellam_rdp_theorem2_paper(alpha: int, epsilon: float, scale: float, users: 
         Integer order ``α >= 2``.
     epsilon : float
         ``ε > 0``.
-    scale : float
+    scaling : float
         ``s > 0``.
     users : int
         Batch size ``n >= 1``.
@@ -152,7 +154,7 @@ def skellam_rdp_theorem2_paper(alpha: int, epsilon: float, scale: float, users: 
     float
         The printed formula, rounded up.
     """
-    a, eps, s = _theorem2_inputs(alpha, epsilon, scale)
+    a, eps, s = _theorem2_inputs(alpha, epsilon, scaling)
     n = v.integer("users", users, minimum=1)
     with mp.workdps(_DPS):
         e, sm, nm = mp.mpf(eps), mp.mpf(s), mp.mpf(n)
@@ -168,7 +170,8 @@ def _theorem2_headline_mp(a: int, eps: float, s: float) -> Mpf:
     return a * e**2 / 2 + min(first, second)
 
 
-def skellam_rdp_theorem2_headline(alpha: int, epsilon: float, scale: float) -> float:
+@v.old_keywords(scale="scaling")
+def skellam_rdp_theorem2_headline(alpha: int, epsilon: float, scaling: float) -> float:
     """The headline RDP curve of Theorem 2, valid for ``α = 2, 3, ...`` as stated.
 
     Chowdhury & Zhou 2023, §5, Theorem 2, obtained from the per-batch statement with
@@ -189,7 +192,7 @@ def skellam_rdp_theorem2_headline(alpha: int, epsilon: float, scale: float) -> f
         Integer order ``α >= 2``.
     epsilon : float
         ``ε > 0``.
-    scale : float
+    scaling : float
         ``s > 0``.
 
     Returns
@@ -197,7 +200,7 @@ def skellam_rdp_theorem2_headline(alpha: int, epsilon: float, scale: float) -> f
     float
         The printed formula, rounded up.
     """
-    a, eps, s = _theorem2_inputs(alpha, epsilon, scale)
+    a, eps, s = _theorem2_inputs(alpha, epsilon, scaling)
     with mp.workdps(_DPS):
         return float_up(_theorem2_headline_mp(a, eps, s))
 
@@ -207,7 +210,8 @@ def _theorem2_lemma3_mp(a: int, eps: float, g: int) -> Mpf:
     return akl_rdp(a, mp.mpf(g) ** 2 / e**2, mp.mpf(g) ** 2, mp.mpf(g))
 
 
-def skellam_rdp_theorem2_lemma3(alpha: int, epsilon: float, scale: float, users: int) -> float:
+@v.old_keywords(scale="scaling")
+def skellam_rdp_theorem2_lemma3(alpha: int, epsilon: float, scaling: float, users: int) -> float:
     """Per-batch RDP of Theorem 2's protocol computed from Lemma 3 with the actual integers.
 
     Lemma 3 of Chowdhury & Zhou 2023 (:func:`~accounting.bounds.skellam_rdp_akl`) with sensitivity
@@ -221,7 +225,7 @@ def skellam_rdp_theorem2_lemma3(alpha: int, epsilon: float, scale: float, users:
         Integer order ``α >= 2``.
     epsilon : float
         ``ε > 0``.
-    scale : float
+    scaling : float
         ``s > 0``.
     users : int
         Batch size ``n >= 1``.
@@ -231,13 +235,14 @@ def skellam_rdp_theorem2_lemma3(alpha: int, epsilon: float, scale: float, users:
     float
         The RDP bound, rounded up.
     """
-    a, eps, _ = _theorem2_inputs(alpha, epsilon, scale)
-    g = theorem2_g(epsilon, scale, users)
+    a, eps, _ = _theorem2_inputs(alpha, epsilon, scaling)
+    g = theorem2_g(epsilon, scaling, users)
     with mp.workdps(_DPS):
         return float_up(_theorem2_lemma3_mp(a, eps, g))
 
 
-def theorem2_discrepancy(alpha: int, epsilon: float, scale: float, users: int) -> float:
+@v.old_keywords(scale="scaling")
+def theorem2_discrepancy(alpha: int, epsilon: float, scaling: float, users: int) -> float:
     """Ratio ``headline / Lemma 3`` of Theorem 2's closed form to the value it should bound.
 
     ``skellam_rdp_theorem2_headline(α, ε, s) / skellam_rdp_theorem2_lemma3(α, ε, s, n)``,
@@ -261,7 +266,7 @@ def theorem2_discrepancy(alpha: int, epsilon: float, scale: float, users: int) -
         Integer order ``α >= 2``.
     epsilon : float
         ``ε > 0``.
-    scale : float
+    scaling : float
         ``s > 0``.
     users : int
         Batch size ``n >= 1``.
@@ -271,8 +276,8 @@ def theorem2_discrepancy(alpha: int, epsilon: float, scale: float, users: int) -
     float
         The ratio.
     """
-    a, eps, s = _theorem2_inputs(alpha, epsilon, scale)
-    g = theorem2_g(epsilon, scale, users)
+    a, eps, s = _theorem2_inputs(alpha, epsilon, scaling)
+    g = theorem2_g(epsilon, scaling, users)
     with mp.workdps(_DPS):
         return float(_theorem2_headline_mp(a, eps, s) / _theorem2_lemma3_mp(a, eps, g))
 
@@ -282,16 +287,17 @@ def theorem2_discrepancy(alpha: int, epsilon: float, scale: float, users: int) -
 # --------------------------------------------------------------------------------------------
 
 
-def _theorem4_inputs(scale: object, horizon: object) -> tuple[float, int]:
-    s = v.positive("scale", scale)
+def _theorem4_inputs(scaling: object, horizon: object) -> tuple[float, int]:
+    s = v.positive("scaling", scaling)
     if s < 0.5:
         raise ParameterError(
-            "scale", scale, "a real number >= 1/2 (Lemma 4 needs per-user σ >= 1/2, and σ >= s)"
+            "scaling", scaling, "a real number >= 1/2 (Lemma 4 needs per-user σ >= 1/2, and σ >= s)"
         )
     return s, v.integer("horizon", horizon, minimum=2)
 
 
-def theorem4_xi(scale: float, horizon: int) -> float:
+@v.old_keywords(scale="scaling")
+def theorem4_xi(scaling: float, horizon: int) -> float:
     """The batch-independent ξ of Theorem 4: ``10 Σ_{k=1}^{T/2-1} exp(-2π²s² k/(k+1))``.
 
     Chowdhury & Zhou 2023, Appendix F (proof of Theorem 4). Per batch, Lemma 4 is applied with
@@ -302,7 +308,7 @@ def theorem4_xi(scale: float, horizon: int) -> float:
 
     Parameters
     ----------
-    scale : float
+    scaling : float
         The scaling factor ``s >= 1/2``.
     horizon : int
         The horizon ``T >= 2``.
@@ -312,12 +318,13 @@ def theorem4_xi(scale: float, horizon: int) -> float:
     float
         ξ, rounded up (certified upper bound on the sum).
     """
-    s, t = _theorem4_inputs(scale, horizon)
+    s, t = _theorem4_inputs(scaling, horizon)
     with mp.workdps(_DPS):
         return float_up(10 * xi_sum_upper(2 * mp.pi**2 * mp.mpf(s) ** 2, t // 2 - 1))
 
 
-def theorem4_epsilon(epsilon: float, scale: float, horizon: int) -> float:
+@v.old_keywords(scale="scaling")
+def theorem4_epsilon(epsilon: float, scaling: float, horizon: int) -> float:
     """Theorem 4's batch-independent ε̂: ``min{ sqrt(ε² + ξ/2), ε + ξ }`` with ξ of :func:`theorem4_xi`.
 
     Chowdhury & Zhou 2023, Appendix F, Theorem 4: every batch is ``(1/2)ε̂²``-zCDP. The theorem
@@ -328,7 +335,7 @@ def theorem4_epsilon(epsilon: float, scale: float, horizon: int) -> float:
     ----------
     epsilon : float
         ``ε > 0``.
-    scale : float
+    scaling : float
         ``s >= 1/2``.
     horizon : int
         ``T >= 2``.
@@ -339,7 +346,7 @@ def theorem4_epsilon(epsilon: float, scale: float, horizon: int) -> float:
         ε̂, rounded up.
     """
     eps = v.positive("epsilon", epsilon)
-    s, t = _theorem4_inputs(scale, horizon)
+    s, t = _theorem4_inputs(scaling, horizon)
     with mp.workdps(_DPS):
         xi = 10 * xi_sum_upper(2 * mp.pi**2 * mp.mpf(s) ** 2, t // 2 - 1)
         e = mp.mpf(eps)
@@ -463,7 +470,7 @@ class ProtocolParameters:
     epsilon: float
     users: int
     horizon: int
-    scale: float | None
+    scaling: float | None
     g: int
     tau: int
     m: int
@@ -507,12 +514,13 @@ def _ceil(x: object) -> int:
     return int(mp.ceil(x))
 
 
+@v.old_keywords(scale="scaling")
 def protocol_parameters(
     variant: Variant | str,
     epsilon: float,
     users: int,
     horizon: int,
-    scale: float | None = None,
+    scaling: float | None = None,
     p: float | None = None,
 ) -> ProtocolParameters:
     """``g``, ``τ``, ``m``, bits and noise of one batch of a :class:`Variant` (§4, §5, Appendices
@@ -535,7 +543,7 @@ def protocol_parameters(
         ``n = l(b)``, the users of the batch.
     horizon : int
         ``T >= 2``.
-    scale : float or None
+    scaling : float or None
         ``s >= 1`` for the scaled variants (Skellam and discrete Gaussian shares), else ``None``.
     p : float or None
         The failure probability in ``τ``, in ``(0, 1)`` (``None``: the theory's choice).
@@ -548,7 +556,7 @@ def protocol_parameters(
     eps = v.positive("epsilon", epsilon)
     n = v.integer("users", users, minimum=1)
     T = v.integer("horizon", horizon, minimum=2)
-    s = _scaling_factor(var, scale)
+    s = _scaling_factor(var, scaling)
     prob = v.open_unit("p", p) if p is not None else None
     with mp.workdps(50):
         log_2_over_p = mp.log(2 / mp.mpf(prob)) if prob is not None else mp.log(2 * mp.mpf(T))
@@ -573,15 +581,19 @@ _Batch = tuple[int, int, NoiseDistribution | None, NoiseDistribution | None, str
 """``(g, τ, share, server noise, privacy)`` of one batch, as :class:`ProtocolParameters` holds them."""
 
 
-def _scaling_factor(var: Variant, scale: float | None) -> float | None:
+def _scaling_factor(var: Variant, scaling: float | None) -> float | None:
     """The validated ``s >= 1`` of the scaled variants (Theorems 2 and 4), ``None`` for the others."""
     if not var.scaled:
         return None
-    if scale is None:
-        raise ParameterError("scale", scale, f"a scaling factor s >= 1 ({var.value}, Theorem {var.theorem})")
-    s = v.real("scale", scale)
+    if scaling is None:
+        raise ParameterError(
+            "scaling", scaling, f"a scaling factor s >= 1 ({var.value}, Theorem {var.theorem})"
+        )
+    s = v.real("scaling", scaling)
     if s < 1:
-        raise ParameterError("scale", scale, f"a scaling factor s >= 1 ({var.value}, Theorem {var.theorem})")
+        raise ParameterError(
+            "scaling", scaling, f"a scaling factor s >= 1 ({var.value}, Theorem {var.theorem})"
+        )
     return s
 
 

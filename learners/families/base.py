@@ -36,6 +36,7 @@ from typing import Any, ClassVar, Protocol
 import numpy as np
 from numpy.typing import NDArray
 
+from accounting import validate as v
 from accounting.accountant import Accountant
 from learners import privacy
 from learners.errors import ConfigError, ParameterError, ParameterTypeError
@@ -156,6 +157,8 @@ class Family(ABC):
     params: ClassVar[tuple[str, ...]]
     #: The same keywords documented (type, default, valid, meaning; checked by ``make_learner``).
     params_section: ClassVar[Section]
+    #: Old spellings of keys of ``params`` (``{old: new}``), accepted with a note.
+    old_params: ClassVar[Mapping[str, str]] = {}
     #: The per-repetition arrays of a unit, beside the regret (a unit without one is recomputed).
     unit_arrays: ClassVar[tuple[str, ...]]
     #: How the plots and tables name the regret: ``(name, symbol)``, e.g. ("pseudo-regret", "Reg(t)").
@@ -202,6 +205,16 @@ class Family(ABC):
         return name if name in keys else keys[0]
 
     # -- the learner -------------------------------------------------------------------------
+
+    def spelled_now(self, where: str, params: Mapping[str, Any]) -> dict[str, Any]:
+        """``params`` with each old spelling (:attr:`old_params`) renamed, and a note naming it."""
+        return v.renamed(where, dict(params), dict(self.old_params))
+
+    def spelled_first(self, params: Mapping[str, Any]) -> dict[str, Any]:
+        """``params`` under each key's first spelling: what a config's fingerprint hashes, so that a
+        results folder written before a rename still resumes and keeps its fingerprint."""
+        first = {new: old for old, new in self.old_params.items()}
+        return {first.get(key, key): value for key, value in params.items()}
 
     def params_of(self, name: str, params: dict[str, Any], delta: float) -> dict[str, Any]:
         """The params of ``[[algorithms]]`` as resolved (defaults the config supplies filled in):

@@ -176,7 +176,7 @@ PARAMS = Section(
     "mab",
     (
         Field(
-            "scale",
+            "scaling",
             "number",
             "the scaling factor s of the Skellam / discrete Gaussian shares (Chowdhury & Zhou 2023, "
             "Theorems 2, 4)",
@@ -269,6 +269,7 @@ class MABFamily(Family):
     instance_keys: ClassVar[Mapping[str, tuple[str, ...]]] = keys_of(SECTIONS)
     params = keywords_of(mab.Learner)
     params_section = PARAMS
+    old_params = mab.OLD_PARAMS
     unit_arrays = ("released", "final_arms")
     regret_label = ("pseudo-regret", "Reg(t)")
     builds_on_load = False  # a synthetic instance is drawn per repetition, a real one built by the run
@@ -322,7 +323,7 @@ class MABFamily(Family):
         try:
             for n in (min(sizes), max(sizes)):
                 par = protocol_parameters(
-                    learner.variant, learner.epsilon, n, horizon, scale=learner.scale, p=learner.p_tau
+                    learner.variant, learner.epsilon, n, horizon, scaling=learner.scaling, p=learner.p_tau
                 )
                 Protocol(par)  # its own checks
                 if par.g > 2**53:  # the encoding of every batch (learners.protocols.encode)
@@ -333,16 +334,16 @@ class MABFamily(Family):
                 if isinstance(noise, Skellam):  # the one sampler with a ceiling below int64's
                     variance = max(variance, noise.variance() * (n if par.share is not None else 1))
         except (ParameterError, ParameterTypeError) as err:
-            field = f"{where}.params.{err.name}" if err.name in ("scale", "p") else epsilon_where
-            if err.name == "g" and learner.scale is not None:
-                field = f"{where}.params.scale"
-            value = learner.scale if field.endswith("scale") else learner.epsilon
+            field = f"{where}.params.{err.name}" if err.name in ("scaling", "p") else epsilon_where
+            if err.name == "g" and learner.scaling is not None:
+                field = f"{where}.params.scaling"
+            value = learner.scaling if field.endswith("scaling") else learner.epsilon
             raise ConfigError(field, value, f"settings the protocol can take ({err})") from None
         if not variance <= MAX_NOISE_VARIANCE:
-            field = f"{where}.params.scale" if learner.scale is not None else epsilon_where
+            field = f"{where}.params.scaling" if learner.scaling is not None else epsilon_where
             raise ConfigError(
                 field,
-                learner.scale if learner.scale is not None else learner.epsilon,
+                learner.scaling if learner.scaling is not None else learner.epsilon,
                 f"a Skellam protocol noise of variance at most {MAX_NOISE_VARIANCE:g} per aggregate (this "
                 f"one has {variance:.3g}: numpy's Poisson sampler takes rates below 9.2e18)",
             )

@@ -24,13 +24,14 @@ from learners.mab.engine import CHUNK, RunResult, run
 from learners.mab.privacy import EXACT_BUDGET, Exact, Privacy, exact_privacy, privacy_of, route_name
 from learners.mab.radius import confidence_radius
 from learners.mab.recipes import batch_protocol as batch_protocol
-from learners.mab.spec import ALGORITHMS, NOISE_PATHS, Algorithm, Learner, make_learner
+from learners.mab.spec import ALGORITHMS, NOISE_PATHS, OLD_PARAMS, Algorithm, Learner, make_learner
 
 __all__ = [
     "ALGORITHMS",
     "CHUNK",
     "EXACT_BUDGET",
     "NOISE_PATHS",
+    "OLD_PARAMS",
     "Algorithm",
     "Exact",
     "Learner",

@@ -41,11 +41,11 @@ def noise_bound(learner: Learner, log2: FloatArray, n: int, horizon: int) -> Flo
         return np.asarray(math.sqrt(2) / eps * root + log2 / eps, dtype=np.float64)
     if variant is Variant.SKELLAM_SHARES:
         g = batch_parameters(learner, n, horizon).g
-        assert learner.scale is not None
-        return np.asarray((2 / eps + math.sqrt(2) / (learner.scale * eps)) * root + math.sqrt(2) / g * log2)
+        assert learner.scaling is not None
+        return np.asarray((2 / eps + math.sqrt(2) / (learner.scaling * eps)) * root + math.sqrt(2) / g * log2)
     if variant is Variant.DISCRETE_GAUSSIAN_SHARES:
-        assert learner.scale is not None
-        return np.asarray(math.sqrt(2) * (1 + 1 / learner.scale) / eps * root, dtype=np.float64)
+        assert learner.scaling is not None
+        return np.asarray(math.sqrt(2) * (1 + 1 / learner.scaling) / eps * root, dtype=np.float64)
     # Theorem 6, local discrete Laplace (Lemma 5 with c = 1.6, Chowdhury & Zhou (2023), App. H.2)
     local = 1.6 / eps * np.maximum(np.sqrt(2 * n * log2), 2 * log2)
     return np.asarray(math.sqrt(2) / eps * root + local, dtype=np.float64)

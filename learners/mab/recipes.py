@@ -40,7 +40,7 @@ def batch_parameters(learner: Learner, n: int, horizon: int) -> ProtocolParamete
     """The parameters of a batch of ``n`` users over ``horizon`` rounds (the variant's theorem)."""
     assert learner.epsilon is not None
     return protocol_parameters(
-        _variant(learner), learner.epsilon, n, horizon, scale=learner.scale, p=learner.p_tau
+        _variant(learner), learner.epsilon, n, horizon, scaling=learner.scaling, p=learner.p_tau
     )
 
 

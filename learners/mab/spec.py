@@ -97,7 +97,7 @@ class Learner:
         A key of :data:`ALGORITHMS`.
     epsilon : float or None
         The privacy level ε (``None`` only for ``"se"``).
-    scale : float or None
+    scaling : float or None
         The scaling factor ``s >= 1`` of the Skellam and discrete Gaussian variants (Theorems 2
         and 4; ``None`` otherwise).
     growth : int or None
@@ -129,7 +129,7 @@ class Learner:
 
     name: str
     epsilon: float | None = None
-    scale: float | None = None
+    scaling: float | None = None
     growth: int | None = None
     forgetting: bool = True
     p_beta: float = 0.1
@@ -150,11 +150,11 @@ class Learner:
         elif self.epsilon is not None:
             raise ParameterError("epsilon", self.epsilon, f"None for the non-private '{self.name}'")
         if algorithm.scaled:
-            if self.scale is None:
-                raise ParameterError("scale", None, f"a scaling factor s >= 1 (required by '{self.name}')")
-            object.__setattr__(self, "scale", real_in("scale", self.scale, 1.0, open_low=False))
-        elif self.scale is not None:
-            raise ParameterError("scale", self.scale, f"None ('{self.name}' has no scaling factor s)")
+            if self.scaling is None:
+                raise ParameterError("scaling", None, f"a scaling factor s >= 1 (required by '{self.name}')")
+            object.__setattr__(self, "scaling", real_in("scaling", self.scaling, 1.0, open_low=False))
+        elif self.scaling is not None:
+            raise ParameterError("scaling", self.scaling, f"None ('{self.name}' has no scaling factor s)")
         if self.growth is None:
             object.__setattr__(self, "growth", 2 if self.name == "dp-se" else 4)
         growth = v.integer("growth", self.growth)
@@ -196,9 +196,15 @@ class Learner:
     def label(self) -> str:
         """A display label such as ``Dist-RDP-SE(s=10)``."""
         base = ALGORITHMS[self.name].label
-        return f"{base}(s={self.scale:g})" if self.scale is not None else base
+        return f"{base}(s={self.scaling:g})" if self.scaling is not None else base
+
+
+#: Old spellings of :class:`Learner`'s settings: ``scale`` was the paper's scaling factor ``s``
+#: (``scale`` is a noise's scale ``b`` everywhere else in dpcert).
+OLD_PARAMS = {"scale": "scaling"}
 
 
 def make_learner(name: str, epsilon: float | None = None, **params: Any) -> Learner:
-    """A validated :class:`Learner`; unknown settings are an error naming them."""
-    return make_settings(Learner, name, epsilon, params)
+    """A validated :class:`Learner`; unknown settings are an error naming them (``scale=`` is the
+    old spelling of ``scaling=``, accepted with a note)."""
+    return make_settings(Learner, name, epsilon, v.renamed("make_learner's keyword", params, OLD_PARAMS))

@@ -296,7 +296,7 @@ def test_table_curves_are_integer_only() -> None:
 
 
 def test_integer_only_function_curve() -> None:
-    fn = partial(skellam_rdp_theorem2_lemma3, epsilon=1.0, scale=10, users=1024)
+    fn = partial(skellam_rdp_theorem2_lemma3, epsilon=1.0, scaling=10, users=1024)
     curve = RdpCurve.from_function(fn, integer_only=True)
     assert curve.integer_only
     assert curve.epsilon(1e-6, alpha_max=2000) == pytest.approx(5.2225, abs=5e-5)

@@ -91,7 +91,7 @@ def test_integer_orders_are_no_better_than_real_orders() -> None:
 
 def test_integer_search_reproduces_spec_3_4_skellam_vector() -> None:
     """Spec §3.4: Lemma 3 with g = 320, integer α in 2..2000, δ = 1e-6 gives ε' = 5.2225."""
-    fn = partial(skellam_rdp_theorem2_lemma3, epsilon=1.0, scale=10, users=1024)
+    fn = partial(skellam_rdp_theorem2_lemma3, epsilon=1.0, scaling=10, users=1024)
     eps, alpha = optimize_rdp_order(fn, 1e-6, alpha_min=2, alpha_max=2000, integer=True)
     assert alpha.is_integer()
     assert eps == pytest.approx(5.2225, abs=5e-5)

@@ -27,8 +27,8 @@ R = 20
 FIGURE2_ALGORITHMS = [
     ("dp-se", {}),
     ("dist-dp-se", {}),
-    ("dist-rdp-se", {"scale": 10}),
-    ("dist-rdp-se", {"scale": 100}),
+    ("dist-rdp-se", {"scaling": 10}),
+    ("dist-rdp-se", {"scaling": 100}),
 ]
 SPEC_SE = 0.0004
 
@@ -112,8 +112,8 @@ def test_figure4_at_full_scale(benchmark: pytest.FixtureRequest) -> None:
         ("cdp-se", {}),
         ("ldp-se", {}),
         ("dist-dp-se", {}),
-        ("dist-rdp-se", {"scale": 10}),
-        ("dist-cdp-se", {"scale": 10}),
+        ("dist-rdp-se", {"scaling": 10}),
+        ("dist-cdp-se", {"scaling": 10}),
     ]
 
     def figure() -> dict[tuple[float, str], tuple[float, float]]:

@@ -30,7 +30,7 @@ USERS = 10**6
 def test_one_batch_of_a_million_users(
     benchmark: pytest.FixtureRequest, variant: Variant, scale: float | None, secure: str
 ) -> None:
-    params = protocol_parameters(variant, 1.0, USERS, 10**4, scale=scale)
+    params = protocol_parameters(variant, 1.0, USERS, 10**4, scaling=scale)
     protocol = Protocol(params, exact=True, secure_aggregation=secure)
     x = np.random.default_rng(0).random((1, USERS))
     rng = np.random.default_rng(1)

@@ -335,8 +335,8 @@ def test_version(capsys: pytest.CaptureFixture[str]) -> None:
 @pytest.mark.parametrize(
     ("params", "field"),
     [
-        ('name = "dist-rdp-se"\nparams = { scale = 1e15 }', "algorithms[0].params.scale"),
-        ('name = "dist-cdp-se"\nparams = { scale = 1e300 }', "algorithms[0].params.scale"),
+        ('name = "dist-rdp-se"\nparams = { scaling = 1e15 }', "algorithms[0].params.scaling"),
+        ('name = "dist-cdp-se"\nparams = { scaling = 1e300 }', "algorithms[0].params.scaling"),
         ('name = "dist-dp-se"\nparams = { p_tau = 0.0 }', "algorithms[0].params.p_tau"),
     ],
 )

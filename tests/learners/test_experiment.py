@@ -15,6 +15,7 @@ import pytest
 from sklearn.datasets import dump_svmlight_file
 
 import learners.config as config_module
+from accounting.validate import SpellingNote
 from learners import plotting, runner
 from learners.errors import ConfigError, LearnerError, ParameterError
 from learners.experiment import (
@@ -47,7 +48,7 @@ def tiny(**changes: Any) -> dict[str, Any]:
         "instance": {"kind": "gaussian-easy", "arms": 4},
         "algorithms": [
             {"name": "dp-se", "params": {"growth": 2}},
-            {"name": "dist-rdp-se", "params": {"scale": 10, "growth": 2}},
+            {"name": "dist-rdp-se", "params": {"scaling": 10, "growth": 2}},
             {"name": "se"},
         ],
         "quick": {"horizon": 1000, "repetitions": 2},
@@ -154,6 +155,17 @@ def test_fingerprint_follows_the_numbers_not_the_names() -> None:
     assert load_config(tiny(privacy_route="published")).fingerprint == base
 
 
+def test_an_old_key_spelling_loads_the_same_experiment() -> None:
+    """``params.scale`` (the old spelling of ``scaling``) gives the same config and fingerprint, with
+    a note naming the key and the new spelling."""
+    old = tiny()
+    old["algorithms"][1]["params"] = {"scale": 10, "growth": 2}
+    with pytest.warns(SpellingNote, match=r"algorithms\[1\]\.params 'scale' is now spelled 'scaling'"):
+        loaded = load_config(old)
+    assert loaded == load_config(tiny())
+    assert loaded.fingerprint == load_config(tiny()).fingerprint
+
+
 def test_default_labels_come_from_the_learner() -> None:
     config = load_config(tiny())
     assert [a.label for a in config.algorithms] == ["DP-SE", "Dist-RDP-SE(s=10)", "SE"]
@@ -181,9 +193,9 @@ def _mutate(change: str) -> dict[str, Any]:
     elif change == "unknown param":
         config["algorithms"][0]["params"]["grow"] = 2
     elif change == "bad param":
-        config["algorithms"][1]["params"]["scale"] = 0.5
+        config["algorithms"][1]["params"]["scaling"] = 0.5
     elif change == "scale where none":
-        config["algorithms"][0]["params"]["scale"] = 10
+        config["algorithms"][0]["params"]["scaling"] = 10
     elif change == "epsilon for se":
         config["algorithms"][2]["params"] = {"epsilon": 1.0}
     elif change == "float horizon":
@@ -237,8 +249,8 @@ def _mutate(change: str) -> dict[str, Any]:
         ("unknown instance key", "instance.arm"),
         ("unknown kind", "instance.kind"),
         ("unknown param", "algorithms[0].params.grow"),
-        ("bad param", "algorithms[1].params.scale"),
-        ("scale where none", "algorithms[0].params.scale"),
+        ("bad param", "algorithms[1].params.scaling"),
+        ("scale where none", "algorithms[0].params.scaling"),
         ("epsilon for se", "algorithms[2].params.epsilon"),
         ("float horizon", "horizon"),
         ("no repetitions", "repetitions"),

@@ -33,7 +33,7 @@ def config(**over: Any) -> dict[str, Any]:
         delta=DELTA,
         algorithms=[
             {"name": "dist-dp-se", "params": {"growth": 2}},
-            {"name": "dist-rdp-se", "params": {"scale": 10, "growth": 2}},
+            {"name": "dist-rdp-se", "params": {"scaling": 10, "growth": 2}},
         ],
     )
     return {**base, **over}
@@ -82,10 +82,10 @@ def test_quick_runs_answer_by_cheap_routes_unless_told_otherwise() -> None:
 def test_cheap_answers_a_costly_ledger_by_the_published_bound_and_says_so() -> None:
     """Mode "cheap" answers exactly only a ledger the accountant estimates cheap; the costly one by
     Lemma 3 (without computing the exact answer), and the message names it."""
-    learner = mab.make_learner("dist-rdp-se", 0.5, scale=10, growth=2)
+    learner = mab.make_learner("dist-rdp-se", 0.5, scaling=10, growth=2)
     small = Accountant()
     mab.batch_protocol(learner, 8, 3000).account(small)
-    wide_learner = mab.make_learner("dist-rdp-se", 0.5, scale=100, growth=4)
+    wide_learner = mab.make_learner("dist-rdp-se", 0.5, scaling=100, growth=4)
     wide = Accountant()
     mab.batch_protocol(wide_learner, 16384, 10**5).account(wide)
     assert small.pld_cost() <= privacy.CHEAP_BUDGET < wide.pld_cost()
@@ -112,7 +112,7 @@ def test_cheap_answers_a_costly_ledger_by_the_published_bound_and_says_so() -> N
 def test_a_cheap_run_caps_the_mab_headline_too() -> None:
     """A quick run (exact mode "cheap") answers the headline's "auto" ledgers within the same
     budget: a costly Skellam ledger by Lemma 3, and the message says so; without a budget, exactly."""
-    learner = mab.make_learner("dist-rdp-se", 0.5, scale=10, growth=2)
+    learner = mab.make_learner("dist-rdp-se", 0.5, scaling=10, growth=2)
     small = Accountant()
     mab.batch_protocol(learner, 8, 3000).account(small)
     capped = mab.privacy_of(learner, {8: small}, DELTA, "auto", budget=0.0)

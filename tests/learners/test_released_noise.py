@@ -133,9 +133,9 @@ def _gaussian_ratio(mechanism: object) -> float:
 
 MAB_PRIVATE = [
     ("dist-dp-se", {}),
-    ("dist-rdp-se", {"scale": 10}),
+    ("dist-rdp-se", {"scaling": 10}),
     ("shuffle-dp-se", {}),
-    ("dist-cdp-se", {"scale": 10}),
+    ("dist-cdp-se", {"scaling": 10}),
     ("cdp-se", {}),
     ("ldp-se", {}),
     ("dp-se", {}),

@@ -50,7 +50,7 @@ def config() -> dict[str, Any]:
         algorithms=[
             {"name": "dp-se", "params": {"growth": 2}},
             {"name": "dist-dp-se", "params": {"growth": 2}},
-            {"name": "dist-rdp-se", "params": {"scale": 10, "growth": 2}},
+            {"name": "dist-rdp-se", "params": {"scaling": 10, "growth": 2}},
             {"name": "cdp-se", "params": {"growth": 2}},
             {"name": "se"},
         ],
@@ -184,7 +184,7 @@ def test_the_exact_epsilon_of_dist_rdp_se_is_the_skellam_sums_by_scipy(results: 
         floats = []
         for n in r["batch_sizes"]:
             # the parameters the protocol uses, from the calibration (not from the run's files)
-            p = protocol_parameters(Variant.SKELLAM_SHARES, r["epsilon"], n, HORIZON, scale=10.0)
+            p = protocol_parameters(Variant.SKELLAM_SHARES, r["epsilon"], n, HORIZON, scaling=10.0)
             assert isinstance(p.share, Skellam)
             assert p.share.mu1 == p.share.mu2
             floats.append(skellam_epsilon(float(n * Fraction(p.share.mu1)), p.g, DELTA))
@@ -209,7 +209,7 @@ def test_the_saved_ledgers_are_the_mechanisms_of_the_calibration(
                     "cdp-se": Variant.CENTRAL_LAPLACE,
                 }[r["algorithm"]]
                 scale = 10.0 if variant is Variant.SKELLAM_SHARES else None
-                p = protocol_parameters(variant, eps, n, HORIZON, scale=scale)
+                p = protocol_parameters(variant, eps, n, HORIZON, scaling=scale)
                 mechanism: AdditiveNoise | DistributedSum
                 if variant is Variant.CENTRAL_LAPLACE:
                     assert p.server_noise is not None
@@ -316,7 +316,7 @@ def test_summary_md_lists_every_algorithm_with_claimed_and_exact(
 
 
 def test_over_the_budget_or_too_wide_the_published_bound_answers_and_says_so() -> None:
-    learner = mab.make_learner("dist-rdp-se", 0.5, scale=10, growth=2)
+    learner = mab.make_learner("dist-rdp-se", 0.5, scaling=10, growth=2)
     ledger = Accountant()
     mab.batch_protocol(learner, 8, HORIZON).account(ledger)
     exact = mab.exact_privacy(learner, {8: ledger}, DELTA)
@@ -328,7 +328,7 @@ def test_over_the_budget_or_too_wide_the_published_bound_answers_and_says_so() -
     assert "estimated to cost more than 0" in costly.message
     assert exact.epsilon < costly.epsilon
     # a Skellam sum too wide for the exact sums (s = 100, 16384 users): refused, then published
-    wide_learner = mab.make_learner("dist-rdp-se", 0.5, scale=100, growth=4)
+    wide_learner = mab.make_learner("dist-rdp-se", 0.5, scaling=100, growth=4)
     wide = Accountant()
     mab.batch_protocol(wide_learner, 16384, 10**5).account(wide)
     refused = mab.exact_privacy(wide_learner, {8: ledger, 16384: wide}, DELTA, budget=None)

@@ -95,7 +95,7 @@ def _theorem4_sigma(p: dict[str, Any]) -> tuple[int, Fraction | float]:
     the mechanism checked adds at least the protocol's noise and a rounding of σ cannot pose
     as a counterexample (rounding to nearest did, at the 1e-16 level).
     """
-    eps, s, n = p["epsilon"], p["scale"], _int(p, "users")
+    eps, s, n = p["epsilon"], p["scaling"], _int(p, "users")
     g = dmab.theorem2_g(eps, s, n)
     root = math.isqrt(n)
     if root * root == n:
@@ -105,7 +105,7 @@ def _theorem4_sigma(p: dict[str, Any]) -> tuple[int, Fraction | float]:
 
 
 def _theorem4(p: dict[str, Any], dps: int) -> tuple[Mpf, Enclosure]:
-    a, eps, s, horizon, n = p["alpha"], p["epsilon"], p["scale"], _int(p, "horizon"), _int(p, "users")
+    a, eps, s, horizon, n = p["alpha"], p["epsilon"], p["scaling"], _int(p, "horizon"), _int(p, "users")
     e_hat = dmab.theorem4_epsilon(eps, s, horizon)
     with mp.workprec(256):
         bound = mp.mpf(a) * mp.mpf(e_hat) ** 2 / 2  # exact: 53-bit operands
@@ -116,45 +116,49 @@ def _theorem4(p: dict[str, Any], dps: int) -> tuple[Mpf, Enclosure]:
 def _theorem2_exact(p: dict[str, Any], dps: int) -> Enclosure:
     """Exact per-batch RDP of Theorem 2's protocol: ``Sk(0, g²/ε²)`` total noise, sensitivity ``g``."""
     return _theorem2_exact_at(
-        _int(p, "alpha", 2), float(p["epsilon"]), float(p["scale"]), _int(p, "users"), dps
+        _int(p, "alpha", 2), float(p["epsilon"]), float(p["scaling"]), _int(p, "users"), dps
     )
 
 
 @lru_cache(maxsize=1024)
-def _theorem2_exact_at(alpha: int, eps: float, scale: float, users: int, dps: int) -> Enclosure:
+def _theorem2_exact_at(alpha: int, eps: float, scaling: float, users: int, dps: int) -> Enclosure:
     # Cached: the three Theorem-2 checks compare three closed forms with the same exact values.
-    g = dmab.theorem2_g(eps, scale, users)
+    g = dmab.theorem2_g(eps, scaling, users)
     variance = Fraction(g) ** 2 / exact_fraction(eps, "epsilon") ** 2
     return AdditiveNoise(Skellam(variance), g).rdp(alpha, dps)
 
 
 def _theorem2_headline(p: dict[str, Any], dps: int) -> tuple[Mpf, Enclosure]:
-    bound = dmab.skellam_rdp_theorem2_headline(_int(p, "alpha", 2), p["epsilon"], p["scale"])
+    bound = dmab.skellam_rdp_theorem2_headline(_int(p, "alpha", 2), p["epsilon"], p["scaling"])
     return mp.mpf(bound), _theorem2_exact(p, dps)
 
 
 def _theorem2_paper(p: dict[str, Any], dps: int) -> tuple[Mpf, Enclosure]:
-    bound = dmab.skellam_rdp_theorem2_paper(_int(p, "alpha", 2), p["epsilon"], p["scale"], _int(p, "users"))
+    bound = dmab.skellam_rdp_theorem2_paper(_int(p, "alpha", 2), p["epsilon"], p["scaling"], _int(p, "users"))
     return mp.mpf(bound), _theorem2_exact(p, dps)
 
 
 def _theorem2_lemma3(p: dict[str, Any], dps: int) -> tuple[Mpf, Enclosure]:
-    bound = dmab.skellam_rdp_theorem2_lemma3(_int(p, "alpha", 2), p["epsilon"], p["scale"], _int(p, "users"))
+    bound = dmab.skellam_rdp_theorem2_lemma3(
+        _int(p, "alpha", 2), p["epsilon"], p["scaling"], _int(p, "users")
+    )
     return mp.mpf(bound), _theorem2_exact(p, dps)
 
 
 def _lemma3_reference(p: dict[str, Any]) -> Enclosure:
-    value = dmab.skellam_rdp_theorem2_lemma3(_int(p, "alpha", 2), p["epsilon"], p["scale"], _int(p, "users"))
+    value = dmab.skellam_rdp_theorem2_lemma3(
+        _int(p, "alpha", 2), p["epsilon"], p["scaling"], _int(p, "users")
+    )
     return Enclosure.from_rounded_up(value)
 
 
 def _headline_vs_lemma3(p: dict[str, Any], dps: int) -> tuple[Mpf, Enclosure]:
-    bound = dmab.skellam_rdp_theorem2_headline(_int(p, "alpha", 2), p["epsilon"], p["scale"])
+    bound = dmab.skellam_rdp_theorem2_headline(_int(p, "alpha", 2), p["epsilon"], p["scaling"])
     return mp.mpf(bound), _lemma3_reference(p)
 
 
 def _paper_vs_lemma3(p: dict[str, Any], dps: int) -> tuple[Mpf, Enclosure]:
-    bound = dmab.skellam_rdp_theorem2_paper(_int(p, "alpha", 2), p["epsilon"], p["scale"], _int(p, "users"))
+    bound = dmab.skellam_rdp_theorem2_paper(_int(p, "alpha", 2), p["epsilon"], p["scaling"], _int(p, "users"))
     return mp.mpf(bound), _lemma3_reference(p)
 
 
@@ -166,7 +170,7 @@ def _theorem2_feasible(p: dict[str, Any]) -> bool:
     ``σ <= 120``, ``αg <= 2000`` and ``αε <= 25`` keep it small.
     """
     eps, alpha = float(p["epsilon"]), _int(p, "alpha", 2)
-    g = dmab.theorem2_g(p["epsilon"], p["scale"], _int(p, "users"))
+    g = dmab.theorem2_g(p["epsilon"], p["scaling"], _int(p, "users"))
     return g / eps <= 120 and alpha * g <= 2000 and alpha * eps <= 25
 
 
@@ -197,33 +201,33 @@ def _skellam_feasible(p: dict[str, Any]) -> bool:
 _THEOREM2_GRID = tuple(
     p
     for p in _product(
-        alpha=[2, 21, 100], epsilon=[0.1, 0.2, 0.3535, 1.0, 5.0], scale=[1, 2, 10], users=[2, 32, 256]
+        alpha=[2, 21, 100], epsilon=[0.1, 0.2, 0.3535, 1.0, 5.0], scaling=[1, 2, 10], users=[2, 32, 256]
     )
     if _theorem2_feasible(dict(p))
 )
-_THEOREM2_QUICK = _product(alpha=[2, 21], epsilon=[0.2, 0.3535, 1.0], scale=[2], users=[2, 32])
+_THEOREM2_QUICK = _product(alpha=[2, 21], epsilon=[0.2, 0.3535, 1.0], scaling=[2], users=[2, 32])
 #: The grid on which the Theorem-2 closed forms were compared with Lemma 3 (ε in [0.01, 10], s in
 #: {1, 2, 5, 10, 100}, n = 2..2^21, α = 2..1000), thinned; the closed forms only, so it is cheap.
 _LEMMA3_GRID = _product(
     alpha=[2, 3, 5, 10, 21, 50, 72, 100, 200, 500, 1000],
     epsilon=[0.01, 0.02, 0.05, 0.1, 0.2, 0.3, 0.3535, 0.5, 0.7, 1.0, 2.0, 5.0, 10.0],
-    scale=[1, 2, 5, 10, 100],
+    scaling=[1, 2, 5, 10, 100],
     users=[2, 4, 8, 32, 256, 2**11, 2**16, 2**21],
 )
-_LEMMA3_QUICK = _product(alpha=[2, 21, 100], epsilon=[0.2, 0.3535, 1.0], scale=[2, 10], users=[2, 1024])
+_LEMMA3_QUICK = _product(alpha=[2, 21, 100], epsilon=[0.2, 0.3535, 1.0], scaling=[2, 10], users=[2, 1024])
 _THEOREM2_SPACE = (
     Dimension("alpha", "int", 2, 200),
     Dimension("epsilon", "log", 0.01, 10.0),
-    Dimension("scale", "log", 1.0, 100.0),
+    Dimension("scaling", "log", 1.0, 100.0),
     Dimension("users", "power2", 0, 12),
 )
 _LEMMA3_SPACE = (
     Dimension("alpha", "int", 2, 1000),
     Dimension("epsilon", "log", 0.01, 10.0),
-    Dimension("scale", "log", 1.0, 100.0),
+    Dimension("scaling", "log", 1.0, 100.0),
     Dimension("users", "power2", 0, 21),
 )
-_THEOREM2_PARAMS = ("alpha", "epsilon", "scale", "users")
+_THEOREM2_PARAMS = ("alpha", "epsilon", "scaling", "users")
 # The citations are printed by ``dp-audit bounds`` (their parenthesised section numbers name the
 # project's reconstruction notes of the papers, not the papers): output, kept byte-identical.
 _SPEC32 = "Chowdhury & Zhou 2023, Theorem 2 (spec §3.2)"
@@ -346,20 +350,20 @@ _SPECS: tuple[BoundSpec, ...] = (
         description="per-batch zCDP of Dist-CDP-SE: ε̂ = min{sqrt(ε² + ξ/2), ε + ξ}, ξ over k < T/2",
         citation="Chowdhury & Zhou 2023, Theorem 4 (spec §3.3)",
         reference="DistributedSum(DiscreteGaussian(g/(ε√n)), n, g).rdp(α), g = ceil(sε√n), n <= T/2",
-        parameters=("alpha", "epsilon", "scale", "horizon", "users"),
+        parameters=("alpha", "epsilon", "scaling", "horizon", "users"),
         evaluate=_theorem4,
         grid=tuple(
             p
             for p in _product(
-                alpha=[2, 8], epsilon=[0.1, 0.5, 0.9], scale=[1, 2], horizon=[32], users=[1, 4, 16]
+                alpha=[2, 8], epsilon=[0.1, 0.5, 0.9], scaling=[1, 2], horizon=[32], users=[1, 4, 16]
             )
             if _theorem4_feasible(dict(p))
         ),
-        quick_grid=_product(alpha=[2], epsilon=[0.5], scale=[1], horizon=[8], users=[1, 4]),
+        quick_grid=_product(alpha=[2], epsilon=[0.5], scaling=[1], horizon=[8], users=[1, 4]),
         space=(
             Dimension("alpha", "real", 1.01, 16.0),
             Dimension("epsilon", "real", 0.01, 0.99),
-            Dimension("scale", "real", 1.0, 4.0),
+            Dimension("scaling", "real", 1.0, 4.0),
             Dimension("horizon", "int", 2, 64),
             Dimension("users", "int", 1, 32),
         ),

@@ -20,7 +20,7 @@ from tests.accounting.cli.helpers import on_a_terminal
         ("epsilon --noise skellam --variance 0 --delta 1e-5", "--variance"),
         ("epsilon --noise skellam --variance 10 --delta 1e-5 --sensitivity 1.5", "sensitivity"),
         ("calibrate --noise laplace --epsilon 1 --delta 1e-6 --users 3", "Laplace"),
-        ("protocol --theorem 2 --epsilon 1 --users 16 --horizon 100", "scale"),
+        ("protocol --theorem 2 --epsilon 1 --users 16 --horizon 100", "scaling"),
         ("epsilon --noise cauchy --delta 1e-5", "--noise"),
     ],
 )

@@ -21,6 +21,7 @@ from accounting import DistributedSum, Polya, bounds
 from accounting.errors import ParameterError, ParameterTypeError
 from accounting.papers import distributed_dp_mab as paper
 from accounting.papers.distributed_dp_mab import Variant, protocol_parameters, relaxed_secagg_split
+from accounting.validate import SpellingNote
 
 FAST = settings(max_examples=25, deadline=None)
 
@@ -189,7 +190,7 @@ def test_protocol_parameters_match_notes_table(key: tuple[float, int], cells: tu
     eps, n = key
     variants = (Variant.POLYA_SHARES, Variant.SKELLAM_SHARES, Variant.DISCRETE_GAUSSIAN_SHARES)
     for variant, cell in zip(variants, cells, strict=True):
-        p = protocol_parameters(variant, eps, n, 10**6, scale=10 if variant.scaled else None)
+        p = protocol_parameters(variant, eps, n, 10**6, scaling=10 if variant.scaled else None)
         assert f"{p.g}/{p.tau}/{p.m}/{p.bits}" == cell
         assert p.m == n * p.g + 2 * p.tau + 1
         assert 2 ** (p.bits - 1) < p.m <= 2**p.bits
@@ -206,14 +207,14 @@ def test_protocol_privacy_of_theorem_1_is_exact() -> None:
 def test_protocol_bad_input() -> None:
     with pytest.raises(ParameterError) as err:
         protocol_parameters(Variant.SKELLAM_SHARES, 1.0, 16, 1000)
-    assert err.value.name == "scale"
+    assert err.value.name == "scaling"
     with pytest.raises(ParameterError) as err:
         protocol_parameters("skellam", 1.0, 16, 1000)
     assert err.value.name == "variant"
     # A theorem number is a citation, not a type tag: it is refused, and the message says how to
     # get the variant of a theorem.
     with pytest.raises(ParameterTypeError, match=r"Variant\.from_theorem") as terr:
-        protocol_parameters(2, 1.0, 16, 1000, scale=10)  # type: ignore[arg-type]
+        protocol_parameters(2, 1.0, 16, 1000, scaling=10)  # type: ignore[arg-type]
     assert terr.value.name == "variant"
     with pytest.raises(ParameterError) as err:
         Variant.from_theorem(7)
@@ -271,31 +272,36 @@ def test_relaxed_secagg_split_matches_the_protocol() -> None:
 # ---------------------------------------------------------------------------------------------
 
 BAD_INPUTS: list[tuple[Callable[..., object], dict[str, object], str, type[Exception]]] = [
-    (paper.theorem2_g, {"epsilon": 0.0, "scale": 10, "users": 2}, "epsilon", ParameterError),
-    (paper.theorem2_g, {"epsilon": 1.0, "scale": 10, "users": 0}, "users", ParameterError),
-    (paper.theorem2_g, {"epsilon": 1.0, "scale": None, "users": 2}, "scale", ParameterTypeError),
+    (paper.theorem2_g, {"epsilon": 0.0, "scaling": 10, "users": 2}, "epsilon", ParameterError),
+    (paper.theorem2_g, {"epsilon": 1.0, "scaling": 10, "users": 0}, "users", ParameterError),
+    (paper.theorem2_g, {"epsilon": 1.0, "scaling": None, "users": 2}, "scaling", ParameterTypeError),
     (
         paper.skellam_rdp_theorem2_paper,
-        {"alpha": 2.5, "epsilon": 1, "scale": 10, "users": 2},
+        {"alpha": 2.5, "epsilon": 1, "scaling": 10, "users": 2},
         "alpha",
         ParameterError,
     ),
-    (paper.skellam_rdp_theorem2_headline, {"alpha": 2, "epsilon": 1, "scale": -1}, "scale", ParameterError),
+    (
+        paper.skellam_rdp_theorem2_headline,
+        {"alpha": 2, "epsilon": 1, "scaling": -1},
+        "scaling",
+        ParameterError,
+    ),
     (
         paper.skellam_rdp_theorem2_lemma3,
-        {"alpha": 2, "epsilon": 1, "scale": 10, "users": 1.5},
+        {"alpha": 2, "epsilon": 1, "scaling": 10, "users": 1.5},
         "users",
         ParameterError,
     ),
     (
         paper.theorem2_discrepancy,
-        {"alpha": 2, "epsilon": math.nan, "scale": 10, "users": 2},
+        {"alpha": 2, "epsilon": math.nan, "scaling": 10, "users": 2},
         "epsilon",
         ParameterError,
     ),
-    (paper.theorem4_xi, {"scale": 0.1, "horizon": 100}, "scale", ParameterError),
-    (paper.theorem4_xi, {"scale": 1.0, "horizon": 1}, "horizon", ParameterError),
-    (paper.theorem4_epsilon, {"epsilon": 0.0, "scale": 1.0, "horizon": 100}, "epsilon", ParameterError),
+    (paper.theorem4_xi, {"scaling": 0.1, "horizon": 100}, "scaling", ParameterError),
+    (paper.theorem4_xi, {"scaling": 1.0, "horizon": 1}, "horizon", ParameterError),
+    (paper.theorem4_epsilon, {"epsilon": 0.0, "scaling": 1.0, "horizon": 100}, "epsilon", ParameterError),
     (relaxed_secagg_split, {"epsilon": 0}, "epsilon", ParameterError),
 ]
 
@@ -310,3 +316,15 @@ def test_bad_input_raises_naming_the_parameter(
         func(**kwargs)
     assert getattr(info.value, "name", None) == name
     assert name in str(info.value)
+
+
+def test_scale_is_the_old_keyword_of_scaling() -> None:
+    """The paper's ``s`` was the keyword ``scale``: still accepted, with a note."""
+    with pytest.warns(
+        SpellingNote, match="protocol_parameters\\(\\)'s keyword 'scale' is now spelled 'scaling'"
+    ):
+        old = protocol_parameters(Variant.SKELLAM_SHARES, 1.0, 1024, 10**6, scale=10)  # type: ignore[call-arg]
+    assert old == protocol_parameters(Variant.SKELLAM_SHARES, 1.0, 1024, 10**6, scaling=10)
+    with pytest.warns(SpellingNote):
+        old_g = paper.theorem2_g(1.0, users=1024, scale=10)  # type: ignore[call-arg]
+    assert old_g == paper.theorem2_g(1.0, 10, 1024)

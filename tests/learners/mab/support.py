@@ -15,9 +15,9 @@ from learners.mab import (
 
 PRIVATE = [
     ("dist-dp-se", {}),
-    ("dist-rdp-se", {"scale": 10}),
+    ("dist-rdp-se", {"scaling": 10}),
     ("shuffle-dp-se", {}),
-    ("dist-cdp-se", {"scale": 10}),
+    ("dist-cdp-se", {"scaling": 10}),
     ("cdp-se", {}),
     ("ldp-se", {}),
     ("dp-se", {}),
@@ -57,7 +57,7 @@ def run_reps(
 def protocol_params(learner: Learner, n: int, T: int) -> ProtocolParameters:
     assert learner.variant is not None
     assert learner.epsilon is not None
-    return protocol_parameters(learner.variant, learner.epsilon, n, T, scale=learner.scale)
+    return protocol_parameters(learner.variant, learner.epsilon, n, T, scaling=learner.scaling)
 
 
 def gaussian_epsilon(ratio: float, delta: float) -> float:

@@ -172,7 +172,7 @@ def test_central_and_local_dropouts_need_no_top_up() -> None:
 
 
 def test_same_seeds_same_numbers() -> None:
-    learner = make_learner("dist-rdp-se", 0.5, scale=10)
+    learner = make_learner("dist-rdp-se", 0.5, scaling=10)
     a = run_reps(learner, easy(3), 30_000, reps=3)
     b = run_reps(learner, easy(3), 30_000, reps=3)
     assert np.array_equal(a.pseudo_regret, b.pseudo_regret)
@@ -241,7 +241,7 @@ def test_qualitative_findings_of_section_7() -> None:
     Gaussian beats Skellam; CDP-SE ≈ Dist-DP-SE; LDP-SE is far worse than every other variant."""
     T, reps = 200_000, 12
     final = {}
-    for name, kwargs in [*PRIVATE, ("dist-rdp-se", {"scale": 100})]:
+    for name, kwargs in [*PRIVATE, ("dist-rdp-se", {"scaling": 100})]:
         learner = make_learner(name, 0.1, growth=2, **kwargs)
         res = run_reps(learner, easy(reps), T, reps)
         final[learner.label] = res.pseudo_regret[:, -1].mean() / T

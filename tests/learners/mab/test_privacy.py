@@ -82,7 +82,7 @@ def test_privacy_report_is_the_ledgers_and_the_theorem(name: str, kwargs: dict[s
 @pytest.mark.slow
 @pytest.mark.parametrize(
     ("name", "kwargs", "theorem"),
-    [("cdp-se", {}, 5), ("ldp-se", {}, 6), ("dist-cdp-se", {"scale": 10}, 4)],
+    [("cdp-se", {}, 5), ("ldp-se", {}, 6), ("dist-cdp-se", {"scaling": 10}, 4)],
 )
 def test_theorems_4_to_6_are_not_claimed_at_epsilon_one_or_more(
     name: str, kwargs: dict[str, float], theorem: int
@@ -116,7 +116,7 @@ def test_theorems_1_to_3_hold_at_any_epsilon() -> None:
 def test_a_ledger_the_accountant_cannot_sum_is_answered_by_the_published_lemma() -> None:
     """A Skellam sum of variance ~ 4e10 is too wide for the exact routes: the report falls back to
     Lemma 3 (AKL 2021 Thm 3.5), the published bound on that very mechanism, and says so."""
-    learner = make_learner("dist-rdp-se", 1.0, scale=100)
+    learner = make_learner("dist-rdp-se", 1.0, scaling=100)
     n, T = 4**10, 10**7
     p = protocol_params(learner, n, T)
     assert p.share is not None
@@ -137,7 +137,7 @@ def test_a_ledger_the_accountant_cannot_sum_is_answered_by_the_published_lemma()
 
 def test_published_route_on_request() -> None:
     """route="published": the ledgers answered by Lemma 4 (cheap), which is the theorem's form."""
-    learner = make_learner("dist-cdp-se", 0.5, scale=10)
+    learner = make_learner("dist-cdp-se", 0.5, scaling=10)
     res = run(learner, easy(2), 5_000, tapes=tapes(2), rng=np.random.default_rng(0), route="published")
     assert {route for *_, route in res.privacy.batches} == {"published"}
     assert res.privacy.epsilon == pytest.approx(res.privacy.theorem_epsilon, rel=1e-12)

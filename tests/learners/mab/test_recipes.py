@@ -18,7 +18,8 @@ from tests.learners.mab.support import protocol_params
 
 
 @pytest.mark.parametrize(
-    ("name", "kwargs"), [("dist-dp-se", {}), ("dist-rdp-se", {"scale": 10}), ("dist-cdp-se", {"scale": 3})]
+    ("name", "kwargs"),
+    [("dist-dp-se", {}), ("dist-rdp-se", {"scaling": 10}), ("dist-cdp-se", {"scaling": 3})],
 )
 def test_total_noise_has_the_law_of_the_summed_shares(name: str, kwargs: dict[str, float]) -> None:
     """The fast path draws the total; its law is the n-fold convolution of the share (Fact 1)."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from accounting.papers.distributed_dp_mab import Variant
+from accounting.validate import SpellingNote
 from learners.errors import ParameterError, ParameterTypeError
 from learners.mab import (
     ALGORITHMS,
@@ -22,9 +23,9 @@ from learners.mab import (
         ({"name": "dist-dp-se", "epsilon": -1.0}, "epsilon"),
         ({"name": "dist-dp-se"}, "epsilon"),
         ({"name": "se", "epsilon": 1.0}, "epsilon"),
-        ({"name": "dist-rdp-se", "epsilon": 1.0}, "scale"),
-        ({"name": "dist-rdp-se", "epsilon": 1.0, "scale": 0.5}, "scale"),
-        ({"name": "dist-dp-se", "epsilon": 1.0, "scale": 10}, "scale"),
+        ({"name": "dist-rdp-se", "epsilon": 1.0}, "scaling"),
+        ({"name": "dist-rdp-se", "epsilon": 1.0, "scaling": 0.5}, "scaling"),
+        ({"name": "dist-dp-se", "epsilon": 1.0, "scaling": 10}, "scaling"),
         ({"name": "dist-dp-se", "epsilon": 1.0, "growth": 3}, "growth"),
         ({"name": "dist-dp-se", "epsilon": 1.0, "growth": 4.5}, "growth"),
         ({"name": "dist-dp-se", "epsilon": 1.0, "p_beta": 1.5}, "p_beta"),
@@ -44,7 +45,7 @@ def test_bad_settings_name_the_field(kwargs: dict[str, object], field: str) -> N
 
 
 def test_labels_defaults_and_variants() -> None:
-    assert make_learner("dist-rdp-se", 0.5, scale=10).label == "Dist-RDP-SE(s=10)"
+    assert make_learner("dist-rdp-se", 0.5, scaling=10).label == "Dist-RDP-SE(s=10)"
     assert make_learner("dp-se", 0.5).eta == 2  # DP-SE's dc = 2 (the authors' code)
     assert make_learner("dist-dp-se", 0.5).eta == 4  # l(b) = 4^b in Figures 1-3, 5
     # an integral float is the integer, as accounting's validator says
@@ -63,3 +64,13 @@ def test_labels_defaults_and_variants() -> None:
         assert variant.theorem == theorem
     assert ALGORITHMS["dp-se"].variant is None
     assert ALGORITHMS["se"].variant is None
+
+
+def test_scale_is_the_old_spelling_of_scaling() -> None:
+    """``scale`` (a noise's scale ``b`` elsewhere in dpcert) is the old name of the paper's scaling
+    factor ``s``: still accepted with a note; both spellings at once are refused."""
+    with pytest.warns(SpellingNote, match="'scale' is now spelled 'scaling'"):
+        old = make_learner("dist-rdp-se", 0.5, scale=10)
+    assert old == make_learner("dist-rdp-se", 0.5, scaling=10)
+    with pytest.raises(ParameterError, match="one spelling"):
+        make_learner("dist-rdp-se", 0.5, scale=10, scaling=10)

@@ -19,9 +19,9 @@ FAST = settings(max_examples=40, deadline=None)
 
 SETTINGS: dict[Variant, dict[str, Any]] = {
     Variant.POLYA_SHARES: {"epsilon": 1.0},
-    Variant.SKELLAM_SHARES: {"epsilon": 1.0, "scale": 2.0},
+    Variant.SKELLAM_SHARES: {"epsilon": 1.0, "scaling": 2.0},
     Variant.SHUFFLED_POLYA: {"epsilon": 1.0},
-    Variant.DISCRETE_GAUSSIAN_SHARES: {"epsilon": 0.5, "scale": 2.0},
+    Variant.DISCRETE_GAUSSIAN_SHARES: {"epsilon": 0.5, "scaling": 2.0},
     Variant.CENTRAL_LAPLACE: {"epsilon": 0.5},
     Variant.LOCAL_LAPLACE: {"epsilon": 0.5},
 }

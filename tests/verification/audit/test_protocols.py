@@ -44,7 +44,7 @@ def _claimed(protocol: Protocol, delta: float) -> float:
     ids=lambda x: x.value if isinstance(x, Variant) else None,
 )
 def test_no_violation_of_the_accounted_epsilon(variant: Variant, scale: float | None, delta: float) -> None:
-    params = protocol_parameters(variant, 1.0, USERS, 1000, scale=scale)
+    params = protocol_parameters(variant, 1.0, USERS, 1000, scaling=scale)
     protocol = Protocol(params)
     claimed = _claimed(protocol, delta)
     if variant is Variant.POLYA_SHARES:

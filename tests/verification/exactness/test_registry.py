@@ -77,7 +77,7 @@ ALPHA, EPS, SCALE, USERS = 21, 0.3535, 2, 2  # g = ceil(2 · 0.3535 · √2) = c
 @pytest.mark.slow
 def test_headline_counterexample_against_lemma3() -> None:
     """At α = 21, ε = 0.3535, s = 2, n = 2 the headline is 6% below Lemma 3 (bounds docstring)."""
-    point = {"alpha": ALPHA, "epsilon": EPS, "scale": SCALE, "users": USERS}
+    point = {"alpha": ALPHA, "epsilon": EPS, "scaling": SCALE, "users": USERS}
     report = check_bound("theorem2_headline_vs_lemma3", grid=[point])
     (bad,) = report.counterexamples
     lemma3, headline = lemma3_by_hand(ALPHA, EPS, 1), headline_by_hand(ALPHA, EPS, SCALE)
@@ -94,7 +94,7 @@ def test_headline_counterexample_against_lemma3() -> None:
 
 def test_headline_dominates_the_exact_skellam_rdp_there() -> None:
     """The exact per-batch RDP (0.846) is far below both closed forms: Lemma 3 is loose here."""
-    point = {"alpha": ALPHA, "epsilon": EPS, "scale": SCALE, "users": USERS}
+    point = {"alpha": ALPHA, "epsilon": EPS, "scaling": SCALE, "users": USERS}
     report = check_bound("skellam_rdp_theorem2_headline", grid=[point])
     assert report.dominates
     assert report.worst is not None
@@ -103,7 +103,7 @@ def test_headline_dominates_the_exact_skellam_rdp_there() -> None:
 
 def test_paper_per_batch_counterexample() -> None:
     """α = 10, ε = 1/2, s = 1, n = 4 (g = 1, σ² = 4): printed 1.4375 against Lemma 3's 1.625."""
-    point = {"alpha": 10, "epsilon": 0.5, "scale": 1, "users": 4}
+    point = {"alpha": 10, "epsilon": 0.5, "scaling": 1, "users": 4}
     (bad,) = check_bound("theorem2_paper_vs_lemma3", grid=[point]).counterexamples
     assert bad.bound == 1.4375
     assert bad.exact_hi == pytest.approx(1.625, rel=1e-15)

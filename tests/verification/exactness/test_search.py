@@ -24,7 +24,7 @@ def test_search_finds_the_theorem2_discrepancy() -> None:
     assert report.worst_ratio < 1
     for c in report.counterexamples:
         d = c.as_dict
-        g = math.ceil(d["scale"] * d["epsilon"] * math.sqrt(d["users"]) - 1e-12)
+        g = math.ceil(d["scaling"] * d["epsilon"] * math.sqrt(d["users"]) - 1e-12)
         assert c.bound < lemma3_by_hand(int(d["alpha"]), d["epsilon"], max(g, 1)) * (1 - 1e-12)
     assert "alpha in 2..1000" in report.space
     assert "counterexamples" in report.summary()
