@@ -120,9 +120,13 @@ class SpellingNote(FutureWarning):
 
 
 def _note(message: str) -> None:
+    """Warn with :class:`SpellingNote`, attributed to the first caller outside this module."""
     import warnings
 
-    warnings.warn(message, SpellingNote, stacklevel=3)
+    level, frame = 2, sys._getframe(1)
+    while frame.f_back is not None and frame.f_globals.get("__name__") == __name__:
+        frame, level = frame.f_back, level + 1
+    warnings.warn(message, SpellingNote, stacklevel=level)
 
 
 def spelling(name: str, value: _T, old: dict[str, str]) -> _T | str:
@@ -157,7 +161,8 @@ def old_keywords(**old: str) -> Callable[[Callable[P, R]], Callable[P, R]]:
         def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
             if not old.keys() & kwargs.keys():
                 return function(*args, **kwargs)
-            given = renamed(f"{function.__name__}()'s keyword", dict(kwargs), old)
+            name = function.__qualname__.removesuffix(".__init__")
+            given = renamed(f"{name}()'s keyword", dict(kwargs), old)
             return function(*args, **given)  # type: ignore[arg-type]
 
         return wrapper

@@ -312,8 +312,8 @@ def noise_text(noise: NoiseDistribution) -> str:
     if isinstance(noise, SumOfDiscreteGaussians):
         return f"the sum of {noise.count} DiscreteGaussian(sigma={up(noise.sigma)!r})"
     if isinstance(noise, Skellam) and noise.mu1 == noise.mu2:
-        mean = f", mean={noise.offset}" if noise.offset else ""
-        return f"Skellam(variance={up(2 * Fraction(noise.mu1))!r}{mean})"
+        offset = f", offset={noise.offset}" if noise.offset else ""
+        return f"Skellam(variance={up(2 * Fraction(noise.mu1))!r}{offset})"
     if isinstance(noise, Polya):
         return f"Polya(r={float(noise.r)!r}, beta={up(noise.beta)!r})"
     return repr(noise)

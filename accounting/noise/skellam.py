@@ -77,9 +77,9 @@ _POISSON_SHIFT_MAX = 1000
 class Skellam(LatticeNoise):
     """Skellam: ``offset + N1 - N2`` with independent ``N1 ~ Poisson(μ1)``, ``N2 ~ Poisson(μ2)``.
 
-    ``Skellam(variance, mean=0)`` is the symmetric ``Sk(mean, variance)`` of Chowdhury & Zhou 2023
-    (Definition 5; ``μ1 = μ2 = variance/2``). ``Skellam.from_rates(mu1, mu2)``
-    is the asymmetric form. PMF:
+    ``Skellam(variance, offset=0)`` is the symmetric ``Sk(offset, variance)`` of Chowdhury & Zhou
+    2023 (Definition 5, whose first parameter is the mean; ``μ1 = μ2 = variance/2``; ``mean=`` is
+    the keyword's old spelling). ``Skellam.from_rates(mu1, mu2, offset)`` is the asymmetric form. PMF:
     ``P(offset + k) = e^{-(μ1+μ2)} (μ1/μ2)^{k/2} I_k(2 sqrt(μ1 μ2))``.
 
     The exact table runs the Bessel recurrence downwards in interval arithmetic (see
@@ -90,7 +90,8 @@ class Skellam(LatticeNoise):
     mu2: Param
     offset: int = field(default=0)
 
-    def __init__(self, variance: Param, mean: int = 0) -> None:
+    @v.old_keywords(mean="offset")
+    def __init__(self, variance: Param, offset: int = 0) -> None:
         half = parameter("variance", variance)
         half = half / 2
         if half < 2.2250738585072014e-308:  # a subnormal rate (or 0: Skellam(5e-324)) inverts to inf
@@ -98,7 +99,7 @@ class Skellam(LatticeNoise):
             raise ParameterError("variance", variance, valid)
         object.__setattr__(self, "mu1", half)
         object.__setattr__(self, "mu2", half)
-        object.__setattr__(self, "offset", v.integer("mean", mean))
+        object.__setattr__(self, "offset", v.integer("offset", offset))
 
     @classmethod
     def from_rates(cls, mu1: Param, mu2: Param, offset: int = 0) -> Skellam:
@@ -111,7 +112,7 @@ class Skellam(LatticeNoise):
 
     def __repr__(self) -> str:
         if self.mu1 == self.mu2:
-            return f"Skellam(variance={self.mu1 * 2!r}, mean={self.offset})"
+            return f"Skellam(variance={self.mu1 * 2!r}, offset={self.offset})"
         return f"Skellam.from_rates(mu1={self.mu1!r}, mu2={self.mu2!r}, offset={self.offset})"
 
     @property

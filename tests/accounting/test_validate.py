@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import math
 from fractions import Fraction
+from pathlib import Path
 
 import mpmath
 import numpy as np
 import pytest
 
+from accounting import Skellam
 from accounting import validate as v
 from accounting.errors import ParameterError, ParameterTypeError
 
@@ -115,3 +117,23 @@ def test_library_overflow_escapes_are_parameter_errors_or_finite() -> None:
     with pytest.raises(ParameterError, match="epsilon0"):
         shuffle.amplify(1e-300, 100, 1e-6)
     assert shuffle.amplify(1e-300, 100, 1e-6, "fmt-closed").epsilon <= 1e-300
+
+
+def test_an_old_keyword_spelling_works_with_one_note_at_the_callers_line() -> None:
+    """``Skellam(variance, mean=...)`` is the old spelling of ``offset=``: the same noise, one
+    SpellingNote attributed to this file (not to dpcert's), and both spellings at once refused."""
+    with pytest.warns(
+        v.SpellingNote, match=r"^Skellam\(\)'s keyword 'mean' is now spelled 'offset'"
+    ) as notes:
+        old = Skellam(4, mean=2)  # type: ignore[call-arg]
+    assert old == Skellam(4, offset=2) == Skellam.from_rates(2, 2, 2)
+    assert [Path(n.filename).name for n in notes] == [Path(__file__).name]
+    with pytest.raises(ParameterError, match="one spelling"):
+        Skellam(4, mean=2, offset=2)  # type: ignore[call-arg]
+
+
+def test_an_old_value_spelling_is_renamed_and_others_pass_through() -> None:
+    with pytest.warns(v.SpellingNote, match="relation 'paper' is now spelled 'add-remove'"):
+        assert v.spelling("relation", "paper", {"paper": "add-remove"}) == "add-remove"
+    assert v.spelling("relation", "replace-one", {"paper": "add-remove"}) == "replace-one"
+    assert v.renamed("params", {"a": 1}, {"scale": "scaling"}) == {"a": 1}

@@ -58,7 +58,7 @@ NOISES: list[LatticeNoise] = [
     Skellam(2),
     Skellam(37.3),
     Skellam(Fraction(1, 20)),
-    Skellam(6, mean=-3),
+    Skellam(6, offset=-3),
     Skellam.from_rates(1.5, 0.25, 3),
     Skellam.from_rates(20, 3.3, -2),
     DiscreteGaussian(0.3),  # direct-sum normalizer (σ < 1/2)
@@ -320,7 +320,7 @@ BAD_CONSTRUCTIONS: list[tuple[str, Callable[[], object], str, type[Exception]]] 
     ("skellam-negative", lambda: Skellam(-2.0), "variance", ParameterError),
     ("skellam-nan", lambda: Skellam(nan), "variance", ParameterError),
     ("skellam-inf", lambda: Skellam(inf), "variance", ParameterError),
-    ("skellam-mean", lambda: Skellam(2, mean=0.5), "mean", ParameterError),  # type: ignore[arg-type]
+    ("skellam-offset", lambda: Skellam(2, offset=0.5), "offset", ParameterError),  # type: ignore[arg-type]
     ("skellam-mu1", lambda: Skellam.from_rates(0, 1), "mu1", ParameterError),
     ("skellam-mu2", lambda: Skellam.from_rates(1, -1), "mu2", ParameterError),
     ("skellam-mu1-nan", lambda: Skellam.from_rates(nan, 1), "mu1", ParameterError),
