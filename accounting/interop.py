@@ -434,9 +434,9 @@ def from_dp_event(event: object, neighbouring: object = Neighbouring.ADD_REMOVE)
 
 def _discrete_laplace_parameter(noise: DiscreteLaplace) -> float:
     """``a`` with ``e^{-a}`` at most the decay (less noise), as a float rounded up."""
-    if noise.decay is not None:
+    if noise.beta is not None:
         with precision(40):
-            return float_up(upper(-iv.log(to_interval(noise.decay))))
+            return float_up(upper(-iv.log(to_interval(noise.beta))))
     return _float_up(1 / exact_fraction(noise.scale))
 
 

@@ -129,10 +129,15 @@ def _note(message: str) -> None:
     warnings.warn(message, SpellingNote, stacklevel=level)
 
 
+def old_name(what: str, old: str, new: str) -> None:
+    """Note that ``old`` (a keyword, key, option or attribute of ``what``) is now spelled ``new``."""
+    _note(f"{what} {old!r} is now spelled {new!r}; the old spelling still works")
+
+
 def spelling(name: str, value: _T, old: dict[str, str]) -> _T | str:
     """``value``, or the new spelling of an old one in ``old`` (``{old: new}``), with a note."""
     if isinstance(value, str) and value in old:
-        _note(f"{name} {value!r} is now spelled {old[value]!r}; the old spelling still works")
+        old_name(name, value, old[value])
         return old[value]
     return value
 
@@ -147,7 +152,7 @@ def renamed(where: str, given: dict[str, object], old: dict[str, str]) -> dict[s
         if after in out:
             why = f"one spelling of the name ({after!r}, the new one, is given too)"
             raise ParameterError(before, out[before], why)
-        _note(f"{where} {before!r} is now spelled {after!r}; the old spelling still works")
+        old_name(where, before, after)
         out[after] = out.pop(before)
     return out
 

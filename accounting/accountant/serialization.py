@@ -139,8 +139,11 @@ def _decode(value: object) -> object:
 
 def noise_to_dict(noise: NoiseDistribution) -> dict[str, Any]:
     """A noise distribution as plain data (exact: Fractions as ``"p/q"``)."""
-    name = family_of(noise).type_name
-    return {"type": name} | {f.name: _encode(getattr(noise, f.name)) for f in fields(noise)}  # type: ignore[arg-type]
+    family = family_of(noise)
+    return {"type": family.type_name} | {
+        family.stored_name(f.name): _encode(getattr(noise, f.name))
+        for f in fields(noise)  # type: ignore[arg-type]
+    }
 
 
 def noise_from_dict(data: object) -> NoiseDistribution:
@@ -149,7 +152,7 @@ def noise_from_dict(data: object) -> NoiseDistribution:
         raise ParameterError("noise", data, "an object with a 'type'")
     kind = data.get("type")
     family = family_of_type(kind)
-    params: dict[str, Any] = {k: _decode(val) for k, val in data.items() if k != "type"}
+    params: dict[str, Any] = {family.field_name(k): _decode(val) for k, val in data.items() if k != "type"}
     try:
         return family.rebuild(params)
     except (KeyError, TypeError) as err:

@@ -306,8 +306,8 @@ def noise_text(noise: NoiseDistribution) -> str:
     if isinstance(noise, Laplace):
         return f"Laplace(scale={up(noise.scale)!r})"
     if isinstance(noise, DiscreteLaplace):
-        if noise.decay is not None:
-            return f"DiscreteLaplace(decay={up(noise.decay)!r})"
+        if noise.beta is not None:
+            return f"DiscreteLaplace(beta={up(noise.beta)!r})"
         return f"DiscreteLaplace(scale={up(noise.scale)!r})"
     if isinstance(noise, SumOfDiscreteGaussians):
         return f"the sum of {noise.count} DiscreteGaussian(sigma={up(noise.sigma)!r})"

@@ -96,7 +96,7 @@ class DistributedSum(Mechanism):
                     f"NB({Fraction(share.r) * n}, β), which has no exact law here (only r·users = 1: "
                     "the discrete Laplace)"
                 )
-            return DiscreteLaplace(decay=share.beta)
+            return DiscreteLaplace(beta=share.beta)
         if isinstance(share, Skellam):
             return Skellam.from_rates(Fraction(share.mu1) * n, Fraction(share.mu2) * n, share.offset * n)
         if isinstance(share, DiscreteGaussian):

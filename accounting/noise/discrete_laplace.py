@@ -42,29 +42,38 @@ class DiscreteLaplace(LatticeNoise):
     bandits"; ``tanh(1/(2b))`` equals the paper's ``(e^{1/b} - 1)/(e^{1/b} + 1)``. Exact tail (Fact 3):
     ``P(X >= t) = e^{-(t-1)/b} / (e^{1/b} + 1)`` for ``t >= 1``.
 
-    Give either the scale ``b`` or, keyword-only, the ``decay`` ``β = e^{-1/b}`` in (0, 1),
-    which is how Pólya shares define it (``DistributedSum`` of ``Polya(1/n, β)``): the
-    exact computations then use ``β`` itself, not ``e^{-1/b}`` of a rounded ``b``.
+    Give either the scale ``b`` or, keyword-only, the decay ``beta`` ``β = e^{-1/b}`` in (0, 1)
+    (the ``β`` of :class:`Polya` and ``dp-account --beta``; ``decay=`` is its old spelling), which
+    is how Pólya shares define it (``DistributedSum`` of ``Polya(1/n, β)``): the exact computations
+    then use ``β`` itself, not ``e^{-1/b}`` of a rounded ``b``. A ledger stores ``β`` under the
+    field name ``"decay"`` (the ledger format's, unchanged).
     """
 
     scale: Param
-    decay: Param | None
+    beta: Param | None
 
-    def __init__(self, scale: Param | None = None, *, decay: Param | None = None) -> None:
-        if (scale is None) == (decay is None):
-            raise ParameterError("scale", scale, "exactly one of scale > 0 or decay in (0, 1)")
-        if decay is not None:
-            beta = parameter("decay", decay)
-            v.open_unit("decay", beta)
-            object.__setattr__(self, "decay", beta)
-            object.__setattr__(self, "scale", -1 / math.log(float(beta)))
+    @v.old_keywords(decay="beta")
+    def __init__(self, scale: Param | None = None, *, beta: Param | None = None) -> None:
+        if (scale is None) == (beta is None):
+            raise ParameterError("scale", scale, "exactly one of scale > 0 or beta in (0, 1)")
+        if beta is not None:
+            exact = parameter("beta", beta)
+            v.open_unit("beta", exact)
+            object.__setattr__(self, "beta", exact)
+            object.__setattr__(self, "scale", -1 / math.log(float(exact)))
         else:
             object.__setattr__(self, "scale", parameter("scale", scale))
-            object.__setattr__(self, "decay", None)
+            object.__setattr__(self, "beta", None)
+
+    @property
+    def decay(self) -> Param | None:
+        """The old name of :attr:`beta` (read with a note)."""
+        v.old_name("DiscreteLaplace's attribute", "decay", "beta")
+        return self.beta
 
     def __repr__(self) -> str:
-        if self.decay is not None:
-            return f"DiscreteLaplace(decay={self.decay!r})"
+        if self.beta is not None:
+            return f"DiscreteLaplace(beta={self.beta!r})"
         return f"DiscreteLaplace(scale={self.scale!r})"
 
     @property
@@ -76,14 +85,14 @@ class DiscreteLaplace(LatticeNoise):
 
     def _q(self) -> Interval:
         """``q = e^{-1/b}`` (the decay β itself when given)."""
-        if self.decay is not None:
-            return to_interval(self.decay)
+        if self.beta is not None:
+            return to_interval(self.beta)
         return iv.exp(-1 / to_interval(self.scale))
 
     def _intervals(self, lo: int, hi: int) -> list[Interval]:
         q = self._q()
         c = (1 - q) / (1 + q)
-        if self.decay is None:
+        if self.beta is None:
             inv_b = 1 / to_interval(self.scale)
             return [c * iv.exp(-abs(x) * inv_b) for x in range(lo, hi + 1)]
         return [c * q ** iv.mpf(abs(x)) for x in range(lo, hi + 1)]
@@ -102,8 +111,8 @@ class DiscreteLaplace(LatticeNoise):
 
     def max_privacy_loss(self, shift: int) -> Mpf:
         # Fact 3: the loss (|x| - |x - Δ|)/b is at most |Δ|/b, attained at x >= Δ.
-        if self.decay is not None:
-            return -abs(shift) * mp.log(to_mpf(self.decay))
+        if self.beta is not None:
+            return -abs(shift) * mp.log(to_mpf(self.beta))
         return abs(shift) / to_mpf(self.scale)
 
     def rho_tail(self, shift: int, alpha: float) -> Mpf:
@@ -111,8 +120,8 @@ class DiscreteLaplace(LatticeNoise):
 
     def variance(self) -> float:
         # 2q/(1-q)^2 with 1 - q = -expm1(-1/b): 1 - exp(-1/b) cancels to 0 for a scale near 1e16.
-        if self.decay is not None:
-            q = float(self.decay)
+        if self.beta is not None:
+            q = float(self.beta)
             gap = 1 - q
         else:
             gap = -math.expm1(-1 / float(self.scale))
@@ -136,12 +145,12 @@ class DiscreteLaplace(LatticeNoise):
 
     def sample_exact(self, rng: Randomness, size: int | tuple[int, ...]) -> IntArray:
         """Exact draws: CKS 2020 Algorithm 2 for a rational ``scale``; a difference of two exact
-        geometrics (Bernoulli(β) trials, about ``1/(1-β)`` draws each) for a rational ``decay``."""
+        geometrics (Bernoulli(β) trials, about ``1/(1-β)`` draws each) for a rational ``beta``."""
         shape, total = exact_shape(rng, size)
         v.at_most("scale", float(self.scale), MAX_EXACT_SCALE, WHY_EXACT)
-        if self.decay is None:
+        if self.beta is None:
             out = _exact.discrete_laplace(rng, _exact.rational("scale", self.scale), total)
         else:
-            beta = _exact.rational("decay", self.decay)
+            beta = _exact.rational("beta", self.beta)
             out = _exact.geometric(rng, beta, total) - _exact.geometric(rng, beta, total)
         return as_int64(out, shape)

@@ -11,7 +11,7 @@ and parameter options (:attr:`NoiseFamily.name`, :attr:`NoiseFamily.parameter`,
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from accounting.errors import ParameterError
@@ -51,6 +51,10 @@ class NoiseFamily:
     dp_event : str or None
         The class of Google's ``dp_accounting`` event that describes additive noise of this family
         (``"GaussianDpEvent"``), or ``None`` when ``dp_accounting`` has none.
+    stored : mapping
+        ``{field: name in a ledger}`` for the fields a ledger names otherwise: the ledger format
+        keeps the names it was written with when a field is renamed (``DiscreteLaplace.beta`` is
+        ``"decay"``), so that old ledgers read and new ones are the same bytes.
     """
 
     name: str
@@ -59,11 +63,20 @@ class NoiseFamily:
     rebuild: Rebuild
     option: bool = False
     dp_event: str | None = None
+    stored: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def lattice(self) -> bool:
         """Whether its distributions live on the integers (a sensitivity must then be an integer)."""
         return issubclass(self.cls, LatticeNoise)
+
+    def stored_name(self, field_name: str) -> str:
+        """The name of the field ``field_name`` in a ledger."""
+        return self.stored.get(field_name, field_name)
+
+    def field_name(self, stored_name: str) -> str:
+        """The field a ledger's ``stored_name`` is (the inverse of :meth:`stored_name`)."""
+        return next((f for f, s in self.stored.items() if s == stored_name), stored_name)
 
     @property
     def type_name(self) -> str:
@@ -81,9 +94,9 @@ def _keywords(cls: type[NoiseDistribution]) -> Rebuild:
 
 
 def _discrete_laplace(fields: Mapping[str, Any]) -> NoiseDistribution:
-    # Stored with both fields, one of them None: the decay when given (Pólya shares define it).
-    if fields.get("decay") is not None:
-        return DiscreteLaplace(decay=fields["decay"])
+    # Stored with both fields, one of them None: β when given (Pólya shares define it).
+    if fields.get("beta") is not None:
+        return DiscreteLaplace(beta=fields["beta"])
     return DiscreteLaplace(fields["scale"])
 
 
@@ -100,7 +113,13 @@ NOISE_FAMILIES: tuple[NoiseFamily, ...] = (
     NoiseFamily("gaussian", Gaussian, "sigma", _keywords(Gaussian), True, "GaussianDpEvent"),
     NoiseFamily("laplace", Laplace, "scale", _keywords(Laplace), True, "LaplaceDpEvent"),
     NoiseFamily(
-        "discrete-laplace", DiscreteLaplace, "scale", _discrete_laplace, True, "DiscreteLaplaceDpEvent"
+        "discrete-laplace",
+        DiscreteLaplace,
+        "scale",
+        _discrete_laplace,
+        True,
+        "DiscreteLaplaceDpEvent",
+        stored={"beta": "decay"},
     ),
     NoiseFamily("discrete-gaussian", DiscreteGaussian, "sigma", _keywords(DiscreteGaussian), True),
     NoiseFamily("skellam", Skellam, "variance", _skellam, True),

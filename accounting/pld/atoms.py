@@ -188,7 +188,7 @@ def _discrete_laplace_atoms(noise: DiscreteLaplace, shift: int, dps: int) -> Ato
         lattice = exact_lattice(noise, shift)
         assert lattice is not None
         offset, h = lattice
-        q = to_interval(noise.decay) if noise.decay is not None else iv.exp(-1 / to_interval(noise.scale))
+        q = to_interval(noise.beta) if noise.beta is not None else iv.exp(-1 / to_interval(noise.scale))
         masses = {0: q**shift / (1 + q), shift: 1 / (1 + q)}
         for y in range(-shift + 1, 0):
             masses[y + shift] = (1 - q) / (1 + q) * q ** (-y)

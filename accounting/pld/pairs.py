@@ -89,7 +89,7 @@ def exact_lattice(noise: LatticeNoise, shift: int) -> tuple[Interval, Interval] 
     ``Lap_Z`` (see :func:`accounting.pld.atoms._discrete_laplace_atoms`) and ``j(y) = y`` for ``N_Z``.
     """
     if isinstance(noise, DiscreteLaplace):
-        rate = -iv.log(to_interval(noise.decay)) if noise.decay is not None else 1 / to_interval(noise.scale)
+        rate = -iv.log(to_interval(noise.beta)) if noise.beta is not None else 1 / to_interval(noise.scale)
         return -shift * rate, 2 * rate
     if isinstance(noise, DiscreteGaussian):
         s2 = to_interval(noise.sigma) ** 2

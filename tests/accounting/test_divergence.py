@@ -145,7 +145,7 @@ def _shift_pair(noise: LatticeNoise, shift: int) -> tuple[LatticeNoise, LatticeN
 def noises() -> st.SearchStrategy[LatticeNoise]:
     return st.one_of(
         st.floats(0.3, 6).map(DiscreteLaplace),
-        st.floats(0.1, 0.9).map(lambda q: DiscreteLaplace(decay=q)),
+        st.floats(0.1, 0.9).map(lambda q: DiscreteLaplace(beta=q)),
         st.floats(0.1, 0.8).map(Geometric),
         st.builds(Polya, st.floats(0.2, 4), st.floats(0.1, 0.8)),
         st.builds(Skellam, st.floats(0.3, 30)),
@@ -385,7 +385,7 @@ def test_renyi_infinite_order_of_discrete_laplace_is_sensitivity_over_scale(
 
 def test_renyi_infinite_order_of_discrete_laplace_decay_form() -> None:
     """With the decay β = e^{-1/b} given, D_∞ = -Δ ln β (spec §2.3)."""
-    noise = DiscreteLaplace(decay=Fraction(4, 5))
+    noise = DiscreteLaplace(beta=Fraction(4, 5))
     enclosure = renyi(Shifted(noise, 2), noise, math.inf, dps=DPS)
     with mp.workdps(REF_DPS):
         assert_encloses(enclosure.lo, enclosure.hi, -2 * mp.log(mp.mpf(4) / 5))

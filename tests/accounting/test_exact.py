@@ -133,7 +133,7 @@ def test_polya_rows_of_users_sum_to_a_discrete_laplace() -> None:
     # The protocol's layout: (R, n) shares, each row one batch of n users (Fact 1).
     users, beta = 50, math.exp(-1 / 6)
     share = Polya(Fraction(1, users), beta)
-    total = DiscreteLaplace(decay=beta)
+    total = DiscreteLaplace(beta=beta)
 
     def draw(r: np.random.Generator, n: int) -> np.ndarray:
         plus = share.sample_exact(r, (n, users)).sum(axis=1)
@@ -148,7 +148,7 @@ def test_polya_rows_of_users_sum_to_a_discrete_laplace() -> None:
 def test_shapes_dtypes_and_seeds() -> None:
     cases = [
         DiscreteLaplace(3.0),
-        DiscreteLaplace(decay=0.5),
+        DiscreteLaplace(beta=0.5),
         Geometric(0.3),
         Polya(Fraction(1, 4), 0.5),
         Skellam(4.0),

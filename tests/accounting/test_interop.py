@@ -153,7 +153,7 @@ def test_additive_noise_events_take_the_relations_sensitivity(de: Any, dp: Any, 
     assert ours.sensitivity == 3 * f
     # dp_event.py: DLap(a) has P(x) = tanh(a/2) e^{-a|x|}: decay e^{-a}, scale exactly 1/a.
     assert ours.noise.scale == 1 / Fraction(0.7)
-    assert ours.noise.decay is None
+    assert ours.noise.beta is None
     a = Fraction(0.7)
     for x in (0, 1, -4, 9):
         assert float(ours.noise.pmf(x)) == pytest.approx(math.tanh(0.35) * math.exp(-0.7 * abs(x)), rel=1e-14)
@@ -273,7 +273,7 @@ def test_to_dp_event_rounds_toward_less_noise(de: Any) -> None:
     assert to_dp_event(AdditiveNoise(Laplace(1.5), 2.0), "replace-one") == de.LaplaceDpEvent(1.5)
     assert to_dp_event(AdditiveNoise(Gaussian(1.0), 0.5), "replace-one") == de.GaussianDpEvent(4.0)
     # Discrete Laplace by its decay β: a = -ln β rounded up (e^{-a} <= β: no more noise than run).
-    a = to_dp_event(AdditiveNoise(DiscreteLaplace(decay=0.5), 1)).noise_parameter
+    a = to_dp_event(AdditiveNoise(DiscreteLaplace(beta=0.5), 1)).noise_parameter
     with mp.workdps(50):
         assert mp.mpf(a) >= mp.log(2) > mp.mpf(math.nextafter(a, 0.0))
     # By its scale b = 10/7: a = 7/10 rounded up.
@@ -292,9 +292,9 @@ def test_round_trip_never_adds_noise(de: Any) -> None:
     """Where the parameters are not floats, ours -> theirs -> ours has no more noise than before."""
     with mp.workdps(50):
         cases = [
-            (DiscreteLaplace(decay=0.5), mp.mpf(0.5)),
+            (DiscreteLaplace(beta=0.5), mp.mpf(0.5)),
             (DiscreteLaplace(Fraction(10, 7)), mp.exp(mp.mpf(-7) / 10)),
-            (DiscreteLaplace(decay=Fraction(9, 10)), mp.mpf(9) / 10),
+            (DiscreteLaplace(beta=Fraction(9, 10)), mp.mpf(9) / 10),
         ]
         for noise, beta in cases:
             back = from_dp_event(to_dp_event(AdditiveNoise(noise, 1)))

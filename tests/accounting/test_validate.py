@@ -10,7 +10,7 @@ import mpmath
 import numpy as np
 import pytest
 
-from accounting import Skellam
+from accounting import DiscreteLaplace, Skellam
 from accounting import validate as v
 from accounting.errors import ParameterError, ParameterTypeError
 
@@ -137,3 +137,20 @@ def test_an_old_value_spelling_is_renamed_and_others_pass_through() -> None:
         assert v.spelling("relation", "paper", {"paper": "add-remove"}) == "add-remove"
     assert v.spelling("relation", "replace-one", {"paper": "add-remove"}) == "replace-one"
     assert v.renamed("params", {"a": 1}, {"scale": "scaling"}) == {"a": 1}
+
+
+def test_discrete_laplace_beta_was_decay_and_its_ledger_field_keeps_that_name() -> None:
+    """``DiscreteLaplace(decay=β)`` is the old spelling of ``beta=`` (the β of Pólya shares and of
+    ``--beta``): accepted with a note, as is reading ``.decay``; a ledger still names the field
+    ``"decay"``, so ledgers written before read back and new ones are the same bytes."""
+    from accounting.accountant import noise_from_dict, noise_to_dict
+
+    with pytest.warns(v.SpellingNote, match="'decay' is now spelled 'beta'"):
+        old = DiscreteLaplace(decay=Fraction(9, 10))  # type: ignore[call-arg]
+    new = DiscreteLaplace(beta=Fraction(9, 10))
+    assert old == new
+    with pytest.warns(v.SpellingNote, match="attribute 'decay' is now spelled 'beta'"):
+        assert new.decay == Fraction(9, 10)
+    stored = {"type": "DiscreteLaplace", "scale": new.scale, "decay": {"fraction": "9/10"}}
+    assert noise_to_dict(new) == stored
+    assert noise_from_dict(stored) == new

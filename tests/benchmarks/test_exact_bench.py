@@ -63,7 +63,7 @@ def test_exact_sampler_throughput(benchmark: Any, kind: str, noise: Any, target:
 
 @pytest.mark.parametrize(
     "noise",
-    [Polya(Fraction(1, 10**6), 0.999), Skellam(Fraction(10)), DiscreteLaplace(decay=0.9)],
+    [Polya(Fraction(1, 10**6), 0.999), Skellam(Fraction(10)), DiscreteLaplace(beta=0.9)],
     ids=["polya-share", "skellam-variance-10", "laplace-decay"],
 )
 def test_other_exact_samplers(benchmark: Any, noise: Any) -> None:

@@ -170,7 +170,7 @@ def test_polya_pgf_matches_pmf(r: float, beta: float, z: float) -> None:
 def test_discrete_laplace_pgf_matches_pmf(beta: float, z: float) -> None:
     proof = proved("polya_shares_sum_to_discrete_laplace")
     xs = np.arange(-600, 601)
-    series = float(np.sum(DiscreteLaplace(decay=beta).pmf(xs) * float(z) ** xs))
+    series = float(np.sum(DiscreteLaplace(beta=beta).pmf(xs) * float(z) ** xs))
     for label in ("difference_pgf", "discrete_laplace_pgf"):
         value = evaluate(proof.expression(label), beta=beta, z=z).real
         assert series == pytest.approx(value, rel=1e-10)

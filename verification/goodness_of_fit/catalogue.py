@@ -77,7 +77,7 @@ SAMPLERS: tuple[SamplerCase, ...] = (
     SamplerCase("binomial (40 trials, p = 3/10)", Binomial(40, Fraction(3, 10)), SIZE),
     SamplerCase(
         f"Pólya differences of {_FACT1_USERS} users (Fact 1, b = 8)",
-        DiscreteLaplace(decay=_FACT1_BETA),
+        DiscreteLaplace(beta=_FACT1_BETA),
         SIZE,
         polya_difference_sampler(_FACT1_USERS, _FACT1_BETA),
     ),
@@ -99,13 +99,13 @@ EXACT_SAMPLERS: tuple[SamplerCase, ...] = (
     ),
     SamplerCase("exact discrete Laplace (b = 10/3)", DiscreteLaplace(Fraction(10, 3)), SIZE, exact=True),
     SamplerCase("exact discrete Gaussian (σ = 37/10)", DiscreteGaussian(Fraction(37, 10)), SIZE, exact=True),
-    SamplerCase("exact discrete Laplace (decay β = 0.95)", DiscreteLaplace(decay=0.95), SIZE, exact=True),
+    SamplerCase("exact discrete Laplace (decay β = 0.95)", DiscreteLaplace(beta=0.95), SIZE, exact=True),
     SamplerCase(
         "exact Pólya share (r = 1/1000, β = 0.999)", Polya(Fraction(1, 1000), 0.999), SIZE, exact=True
     ),
     SamplerCase(
         f"exact Pólya differences of {_FACT1_USERS} users (Fact 1, b = 8)",
-        DiscreteLaplace(decay=_FACT1_BETA),
+        DiscreteLaplace(beta=_FACT1_BETA),
         SIZE,
         polya_difference_sampler(_FACT1_USERS, _FACT1_BETA, share=_exact_polya_share),
     ),

@@ -100,7 +100,7 @@ def polya_difference_sampler(
     """The total noise of ``users`` users, each adding ``γ⁺ - γ⁻`` with ``γ^± ~ Polya(1/n, β)``.
 
     Chowdhury & Zhou 2023, Fact 1 (Goryczka & Xiong 2015, Theorem 5.1): the sum is ``Lap_Z`` with
-    ``e^{-1/b} = β``, i.e. ``DiscreteLaplace(decay=β)``. ``share(r, β)`` makes the per-draw
+    ``e^{-1/b} = β``, i.e. ``DiscreteLaplace(beta=β)``. ``share(r, β)`` makes the per-draw
     sampler (:func:`polya_sample`, or :func:`buggy_polya_sample` to reproduce the released code).
     Users are drawn in blocks, so memory stays ``O(size)`` for any number of users.
 

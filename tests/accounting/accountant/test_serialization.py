@@ -48,7 +48,7 @@ EXAMPLES: list[NoiseDistribution] = [
     Gaussian(1.5),
     Laplace(2.0),
     DiscreteLaplace(2.5),
-    DiscreteLaplace(decay=Fraction(3, 4)),
+    DiscreteLaplace(beta=Fraction(3, 4)),
     DiscreteGaussian(Fraction(5, 2)),
     Skellam(Fraction(5, 8)),
     Skellam.from_rates(Fraction(1, 3), 2.5, 1),
@@ -70,7 +70,7 @@ def test_ledger_round_trip_and_reaccounting() -> None:
     acc.compose(DistributedSum(Polya(Fraction(1, 8), 0.9), 8, 2), 3)
     acc.compose(AdditiveNoise(Skellam.from_rates(Fraction(1, 3), 2.5, 1)), 2)
     acc.compose(AdditiveNoise(Laplace(2.0), 0.5))
-    acc.compose(Event(AdditiveNoise(DiscreteLaplace(decay=0.75)), 4))
+    acc.compose(Event(AdditiveNoise(DiscreteLaplace(beta=0.75)), 4))
     back = Accountant.from_json(acc.to_json())
     assert back == acc
     mechanism = back.ledger[1].mechanism
@@ -90,7 +90,7 @@ def test_json_round_trip_of_every_event_kind() -> None:
         DistributedSum(DiscreteGaussian(2.0), users=3, sensitivity=2),
         PureDP(0.3, SOURCE, "add-remove"),
         ApproxDP(0.5, 1e-8, SOURCE),
-        Event(AdditiveNoise(DiscreteLaplace(decay=0.75)), 4),
+        Event(AdditiveNoise(DiscreteLaplace(beta=0.75)), 4),
         Composed([Event(PureDP(0.1, SOURCE), 2), Composed([AdditiveNoise(Laplace(1.0))])]),
     ]
     import json
@@ -140,7 +140,7 @@ def test_the_ledger_format_does_not_change() -> None:
     """A ledger of every noise family (and of the sampled and vector events) hashes as the ledger the
     code before the registry wrote: its noise types and fields are what they were."""
     acc = Accountant()
-    acc.compose(AdditiveNoise(DiscreteLaplace(decay=Fraction(3, 4))), 2)
+    acc.compose(AdditiveNoise(DiscreteLaplace(beta=Fraction(3, 4))), 2)
     acc.compose(AdditiveNoise(DiscreteLaplace(2.5)))
     acc.compose(DistributedSum(Polya(Fraction(1, 8), 0.9), 8, 2), 3)
     acc.compose(AdditiveNoise(Geometric(Fraction(1, 3))))

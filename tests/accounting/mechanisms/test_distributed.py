@@ -51,7 +51,7 @@ def test_polya_shares_are_the_discrete_laplace_mechanism(
 ) -> None:
     """Fact 1 (spec §2.3): n Polya(1/n, β) differences sum to Lap_Z with e^{-1/b} = β."""
     distributed = DistributedSum(Polya(Fraction(1, users), beta), users, sensitivity)
-    central = AdditiveNoise(DiscreteLaplace(decay=beta), sensitivity)
+    central = AdditiveNoise(DiscreteLaplace(beta=beta), sensitivity)
     pairs = zip(answers(distributed, epsilon, 1e-6, 2), answers(central, epsilon, 1e-6, 2), strict=True)
     for a, b in pairs:
         assert overlap(a, b)
@@ -64,9 +64,9 @@ def test_polya_shares_with_float_r() -> None:
     """r = 0.25 is exactly 1/4 in binary, so four users make a discrete Laplace too."""
     assert overlap(
         DistributedSum(Polya(0.25, 0.5), 4).epsilon(1e-6, DPS),
-        AdditiveNoise(DiscreteLaplace(decay=0.5)).epsilon(1e-6, DPS),
+        AdditiveNoise(DiscreteLaplace(beta=0.5)).epsilon(1e-6, DPS),
     )
-    assert DistributedSum(Geometric(0.5), 1).total_noise == DiscreteLaplace(decay=0.5)
+    assert DistributedSum(Geometric(0.5), 1).total_noise == DiscreteLaplace(beta=0.5)
 
 
 @pytest.mark.slow

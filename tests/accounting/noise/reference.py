@@ -90,8 +90,8 @@ def reference_pmf(noise: LatticeNoise, x: int) -> Mpf:
     if isinstance(noise, Shifted):
         return reference_pmf(noise.base, x - noise.shift)
     if isinstance(noise, DiscreteLaplace):
-        if noise.decay is not None:
-            q = as_mpf(noise.decay)
+        if noise.beta is not None:
+            q = as_mpf(noise.beta)
             return (1 - q) / (1 + q) * q ** abs(x)
         inv_b = 1 / as_mpf(noise.scale)
         # Definition 4 as printed in the spec (§2.3).

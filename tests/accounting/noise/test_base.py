@@ -48,8 +48,8 @@ from tests.accounting.noise.reference import (
 NOISES: list[LatticeNoise] = [
     DiscreteLaplace(3.7),
     DiscreteLaplace(Fraction(8, 3)),
-    DiscreteLaplace(decay=0.8),
-    DiscreteLaplace(decay=Fraction(7, 9)),
+    DiscreteLaplace(beta=0.8),
+    DiscreteLaplace(beta=Fraction(7, 9)),
     Geometric(0.3),
     Geometric(Fraction(2, 3)),
     Polya(0.37, 0.6),
@@ -127,7 +127,7 @@ def _noise_strategy() -> st.SearchStrategy[LatticeNoise]:
     unit = st.floats(0.02, 0.95)
     return st.one_of(
         pos.map(DiscreteLaplace),
-        unit.map(lambda q: DiscreteLaplace(decay=q)),
+        unit.map(lambda q: DiscreteLaplace(beta=q)),
         unit.map(Geometric),
         st.builds(Polya, st.floats(0.01, 8), st.floats(0.02, 0.9)),
         st.builds(Polya, st.integers(1, 200).map(lambda n: Fraction(1, n)), unit),
@@ -247,7 +247,7 @@ SAMPLES = 100_000
 
 SAMPLED: list[LatticeNoise] = [
     DiscreteLaplace(3.7),
-    DiscreteLaplace(decay=0.8),
+    DiscreteLaplace(beta=0.8),
     Geometric(0.3),
     Polya(0.37, 0.6),
     Polya(3.5, 0.9),
@@ -300,11 +300,11 @@ BAD_CONSTRUCTIONS: list[tuple[str, Callable[[], object], str, type[Exception]]] 
     ("dlap-inf", lambda: DiscreteLaplace(inf), "scale", ParameterError),
     ("dlap-string", lambda: DiscreteLaplace("2"), "scale", ParameterTypeError),  # type: ignore[arg-type]
     ("dlap-neither", lambda: DiscreteLaplace(), "scale", ParameterError),
-    ("dlap-both", lambda: DiscreteLaplace(2.0, decay=0.5), "scale", ParameterError),
-    ("dlap-decay-zero", lambda: DiscreteLaplace(decay=0), "decay", ParameterError),
-    ("dlap-decay-one", lambda: DiscreteLaplace(decay=1), "decay", ParameterError),
-    ("dlap-decay-big", lambda: DiscreteLaplace(decay=1.5), "decay", ParameterError),
-    ("dlap-decay-nan", lambda: DiscreteLaplace(decay=nan), "decay", ParameterError),
+    ("dlap-both", lambda: DiscreteLaplace(2.0, beta=0.5), "scale", ParameterError),
+    ("dlap-beta-zero", lambda: DiscreteLaplace(beta=0), "beta", ParameterError),
+    ("dlap-beta-one", lambda: DiscreteLaplace(beta=1), "beta", ParameterError),
+    ("dlap-beta-big", lambda: DiscreteLaplace(beta=1.5), "beta", ParameterError),
+    ("dlap-beta-nan", lambda: DiscreteLaplace(beta=nan), "beta", ParameterError),
     ("polya-r-zero", lambda: Polya(0, 0.5), "r", ParameterError),
     ("polya-r-negative", lambda: Polya(-1, 0.5), "r", ParameterError),
     ("polya-r-nan", lambda: Polya(nan, 0.5), "r", ParameterError),

@@ -50,7 +50,7 @@ def test_discrete_laplace_tail_is_fact3_exactly(scale: float, m: int, decay_form
         closed = _fact3_tail(1 / b, mp.one, m)
         if decay_form:
             decay = math.exp(-1 / scale)
-            noise = DiscreteLaplace(decay=decay)
+            noise = DiscreteLaplace(beta=decay)
             q = mp.mpf(decay)
             closed = q ** (m + 1) / (1 + q)  # the same identity with e^{-1/b} = β exactly
         else:
@@ -80,6 +80,6 @@ def test_discrete_laplace_variance_spec_value() -> None:
     q = math.exp(-1 / 8)
     assert 2 * q / (1 - q) ** 2 == pytest.approx(127.83, abs=5e-3)
     assert DiscreteLaplace(8).variance() == pytest.approx(127.83, abs=5e-3)
-    assert DiscreteLaplace(decay=q).variance() == pytest.approx(127.83, abs=5e-3)
+    assert DiscreteLaplace(beta=q).variance() == pytest.approx(127.83, abs=5e-3)
     _, var, _ = reference_moments(DiscreteLaplace(8))
     assert DiscreteLaplace(8).variance() == pytest.approx(var, rel=1e-12)

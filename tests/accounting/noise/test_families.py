@@ -80,7 +80,7 @@ def test_rebuild_from_the_fields(noise: NoiseDistribution) -> None:
 def test_a_subclass_is_its_own_family() -> None:
     assert family_of(Geometric(0.5)).name == "geometric"
     assert family_of(Polya(1, 0.5)).name == "polya"
-    assert family_of(DiscreteLaplace(decay=Fraction(1, 2))).name == "discrete-laplace"
+    assert family_of(DiscreteLaplace(beta=Fraction(1, 2))).name == "discrete-laplace"
 
 
 @pytest.mark.parametrize(

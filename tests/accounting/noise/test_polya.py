@@ -55,9 +55,9 @@ def test_polya_shares_add_up_to_the_discrete_laplace() -> None:
             assert_close(total[k], q**k * (1 - q), rel=1e-30)
         for x in range(-6, 7):  # ... and the difference of two of them is Lap_Z
             difference = mp.fsum(total[j + x] * total[j] for j in range(max(0, -x), width - max(x, 0)))
-            laplace = DiscreteLaplace(decay=beta).pmf_exact(x, dps=40)
+            laplace = DiscreteLaplace(beta=beta).pmf_exact(x, dps=40)
             assert_close(difference, laplace.mid, rel=1e-25)
-            assert_close(difference, reference_pmf(DiscreteLaplace(decay=beta), x), rel=1e-25)
+            assert_close(difference, reference_pmf(DiscreteLaplace(beta=beta), x), rel=1e-25)
 
 
 def _polya_sum_differences(

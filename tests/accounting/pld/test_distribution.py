@@ -56,7 +56,7 @@ from tests.accounting.pld.references import (
 SINGLE = [
     AdditiveNoise(DiscreteLaplace(3.0), 1),
     AdditiveNoise(DiscreteLaplace(Fraction(5, 2)), 2),
-    AdditiveNoise(DiscreteLaplace(decay=0.7), 1),
+    AdditiveNoise(DiscreteLaplace(beta=0.7), 1),
     AdditiveNoise(DiscreteGaussian(1.5), 1),
     AdditiveNoise(DiscreteGaussian(3.0), 2),
     AdditiveNoise(Skellam(20), 1),
@@ -119,7 +119,7 @@ def test_discrete_laplace_on_a_chosen_grid_encloses_the_binomial() -> None:
 def test_polya_shares_give_the_discrete_laplace_lattice() -> None:
     beta = 0.9
     shares = DistributedSum(Polya(Fraction(1, 8), beta), 8)
-    direct = AdditiveNoise(DiscreteLaplace(decay=beta), 1)
+    direct = AdditiveNoise(DiscreteLaplace(beta=beta), 1)
     assert pld(shares) == pld(direct)
 
 

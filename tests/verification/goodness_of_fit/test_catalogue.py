@@ -51,7 +51,7 @@ def test_samplers_cover_every_distribution() -> None:
 
 
 def test_case_with_custom_sampler_runs() -> None:
-    case = SamplerCase("two users", DiscreteLaplace(decay=0.5), 20_000, polya_difference_sampler(2, 0.5))
+    case = SamplerCase("two users", DiscreteLaplace(beta=0.5), 20_000, polya_difference_sampler(2, 0.5))
     assert case.check(rng(28)).passed
 
 

@@ -29,7 +29,7 @@ BETA = math.exp(-1 / 8)  # the released-code example: n = 64, ε = 0.5, g = 4, s
 
 def test_polya_scale_bug_fails_in_the_users_sum() -> None:
     """With Gamma scale (1-β)/β the total of 64 users has variance 0.30, not 127.8."""
-    target = DiscreteLaplace(decay=BETA)
+    target = DiscreteLaplace(beta=BETA)
     buggy = polya_difference_sampler(64, BETA, buggy_polya_sample)
     report = check_sampler(target, rng(20), 50_000, buggy)
     assert not report.passed
@@ -56,7 +56,7 @@ def test_exact_polya_scale_bug_still_caught() -> None:
     # The released code's scale bug, with exact shares elsewhere: the users' sum must fail.
     beta = math.exp(-1 / 8)
     report = check_sampler(
-        DiscreteLaplace(decay=beta),
+        DiscreteLaplace(beta=beta),
         np.random.default_rng(3),
         50_000,
         polya_difference_sampler(64, beta, share=buggy_polya_sample),
