@@ -66,9 +66,17 @@ def ledger_epsilons(
     )
 
 
-def make_settings(cls: Callable[..., T], name: str, epsilon: float | None, params: Mapping[str, Any]) -> T:
+def make_settings(
+    cls: Callable[..., T],
+    name: str,
+    epsilon: float | None,
+    params: Mapping[str, Any],
+    old: Mapping[str, str] | None = None,
+) -> T:
     """``cls(name, epsilon, **params)`` for a family's frozen ``Learner`` dataclass; a setting it does
-    not have is an error naming it and the known ones."""
+    not have is an error naming it and the known ones. ``old`` (``{old: new}``) renames the old
+    spellings of settings, with a note (:func:`accounting.validate.renamed`)."""
+    params = v.renamed("make_learner's keyword", dict(params), dict(old or {}))
     known = set(getattr(cls, "__dataclass_fields__")) - {"name", "epsilon"}  # noqa: B009 - any dataclass
     unknown = sorted(set(params) - known)
     if unknown:

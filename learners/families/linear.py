@@ -348,7 +348,7 @@ PARAMS = Section(
             bad=("wide",),
         ),
         Field(
-            "crs",
+            "radius_scale",
             "number",
             "multiplier of the radius (the paper: 1 synthetic, 0.1 real data)",
             default=1.0,
@@ -400,6 +400,7 @@ class LinearFamily(Family):
     instance_keys: ClassVar[Mapping[str, tuple[str, ...]]] = keys_of(SECTIONS)
     params = keywords_of(linear.Learner)
     params_section = PARAMS
+    old_params = linear.OLD_PARAMS
     unit_arrays = ("syncs", "reals", "bits", "clipped")
     regret_label = ("group pseudo-regret", "R_M(t)")
     learner_delta = True

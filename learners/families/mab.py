@@ -222,7 +222,12 @@ PARAMS = Section(
             bad=(0, 1.5),
         ),
         Field(
-            "crs", "number", "multiplier of the confidence radius", default=1.0, valid_doc="> 0", bad=(0, -1)
+            "radius_scale",
+            "number",
+            "multiplier of the confidence radius",
+            default=1.0,
+            valid_doc="> 0",
+            bad=(0, -1),
         ),
         Field(
             "noise",

@@ -30,6 +30,7 @@ from learners.linear.privacy import Privacy, privacy_of
 from learners.linear.radius import regularizer_of
 from learners.linear.spec import (
     ALGORITHMS,
+    OLD_PARAMS,
     RADII,
     SENSITIVITIES,
     SIGMA_MODES,
@@ -42,6 +43,7 @@ from learners.linear.state import SyncRecord
 
 __all__ = [
     "ALGORITHMS",
+    "OLD_PARAMS",
     "RADII",
     "SENSITIVITIES",
     "SIGMA_MODES",

@@ -19,7 +19,7 @@ noisy *prefix sums* replace ``Ũ_syn`` and ``W̃_syn`` (Algorithms 1 and 2).
 * ``V^{-1}`` is obtained by ``numpy.linalg.solve`` at each sync and updated by Sherman–Morrison
   rank-one updates for the silo's own rounds (recomputed from scratch at every sync);
 * the radius and ``λ`` default to the code's constants (``radius="code"``, ``regularizer=None``):
-  ``β_t = crs (√λ S + R √(d log(1 + t M/(dλ)) + log(1/α)))`` with ``S = √d``, ``R`` the reward noise
+  ``β_t = radius_scale (√λ S + R √(d log(1 + t M/(dλ)) + log(1/α)))`` with ``S = √d``, ``R`` the reward noise
   scale; ``λ = √M`` without privacy, ``λ = √(Mκ) σ0 (√(κ + log(1/α)) + √d)`` with it.
   ``radius="theory"`` is Lemma C.4's ``√(2 log(2/α) + d log(1 + Mt/(dλ_min))) + √λ_max + ν`` with
   ``λ_min = λ/2``, ``λ_max = 3λ/2``, ``ν = σ_tot(√d + √(2 log(4K/α)))/√λ_min`` (our reconstruction

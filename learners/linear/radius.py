@@ -39,7 +39,7 @@ def regularizer_of(learner: Learner, noise: Noise, agents: int, dim: int) -> flo
 def radius(
     learner: Learner, noise: Noise, lam: float, agents: int, dim: int, scale: float
 ) -> Callable[[int], float]:
-    """``t -> β_t``: the code's ``crs (√λ S + R √(d log(1 + t M/(dλ)) + log(1/α)))`` with ``S = √d``
+    """``t -> β_t``: the code's ``radius_scale (√λ S + R √(d log(1 + t M/(dλ)) + log(1/α)))`` with ``S = √d``
     and ``R = scale``, or (``radius="theory"``) Lemma C.4's
     ``√(2 log(2/α) + d log(1 + Mt/(dλ_min))) + √λ_max + ν``, ``λ_min = λ/2``, ``λ_max = 3λ/2``."""
     a, m, d = learner.alpha, agents, dim
@@ -47,7 +47,7 @@ def radius(
         s = math.sqrt(d)
 
         def code(t: int) -> float:
-            return learner.crs * (
+            return learner.radius_scale * (
                 math.sqrt(lam) * s + scale * math.sqrt(d * math.log1p(t * m / (d * lam)) + math.log(1 / a))
             )
 
@@ -61,7 +61,7 @@ def radius(
         nu = 0.0
 
     def theory(t: int) -> float:
-        return learner.crs * (
+        return learner.radius_scale * (
             math.sqrt(2 * math.log(2 / a) + d * math.log1p(m * t / (d * lo))) + math.sqrt(hi) + nu
         )
 

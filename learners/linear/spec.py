@@ -104,7 +104,7 @@ class Learner:
         ``λ``; ``None``: the code's formula (:func:`learners.linear.radius.regularizer_of`).
     radius : {"code", "theory"}
         The confidence radius.
-    crs : float
+    radius_scale : float
         Multiplier of the radius (1 synthetic, 0.1 real data in the paper).
     alpha : float
         The confidence level ``α ∈ (0, 1)`` (0.01).
@@ -125,7 +125,7 @@ class Learner:
     clip: float | None = None
     regularizer: float | None = None
     radius: str = "code"
-    crs: float = 1.0
+    radius_scale: float = 1.0
     alpha: float = 0.01
     noise_scale: float | None = None
     threshold: float | None = None
@@ -177,7 +177,7 @@ class Learner:
         if self.regularizer is not None:
             object.__setattr__(self, "regularizer", v.positive("regularizer", self.regularizer))
         v.choice("radius", self.radius, RADII)
-        object.__setattr__(self, "crs", v.positive("crs", self.crs))
+        object.__setattr__(self, "radius_scale", v.positive("radius_scale", self.radius_scale))
         object.__setattr__(self, "alpha", v.open_unit("alpha", self.alpha))
         if self.noise_scale is not None:
             object.__setattr__(self, "noise_scale", v.nonnegative("noise_scale", self.noise_scale))
@@ -210,6 +210,12 @@ class Learner:
         return f"{base}(ε={self.epsilon:g})" if self.epsilon is not None else base
 
 
+#: Old spellings of :class:`Learner`'s settings: ``crs`` was the radius multiplier, ``radius_scale``
+#: in every family.
+OLD_PARAMS = {"crs": "radius_scale"}
+
+
 def make_learner(name: str, epsilon: float | None = None, **params: Any) -> Learner:
-    """A validated :class:`Learner`; unknown settings are an error naming them."""
-    return make_settings(Learner, name, epsilon, params)
+    """A validated :class:`Learner`; unknown settings are an error naming them (old spellings in
+    :data:`OLD_PARAMS` are accepted with a note)."""
+    return make_settings(Learner, name, epsilon, params, OLD_PARAMS)

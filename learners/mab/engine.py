@@ -537,7 +537,7 @@ def _release(
         sums, pulls, bound = st.z_sum[reps], st.pulls_sum[reps], st.noise_sum[reps]
     pulls = np.where(active, pulls, 1.0)  # inactive arms: no estimate (avoid 0/0)
     mu = sums / pulls
-    beta = radius(learner.crs, hoeffding[:, None], bound[:, None], pulls)
+    beta = radius(learner.radius_scale, hoeffding[:, None], bound[:, None], pulls)
     lcb = np.where(active, mu - beta, -np.inf)
     keep = active & (mu + beta >= lcb.max(axis=1, keepdims=True))
     st.estimates[reps] = np.where(active, mu, st.estimates[reps])

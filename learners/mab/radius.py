@@ -55,7 +55,7 @@ def confidence_radius(learner: Learner, active: ArrayLike, batch: int, size: int
     """``β(b)`` of eq. (2) (Chowdhury & Zhou (2023), §3, Lemma 2) with forgetting, for ``active`` arms
     ``|Φ(b)|`` (an array).
 
-    ``crs·( sqrt(ln(4|Φ|b²/p)/(2l)) + N(p/(|Φ|b²))/l )`` with ``N`` from the variant's theorem; for
+    ``radius_scale·( sqrt(ln(4|Φ|b²/p)/(2l)) + N(p/(|Φ|b²))/l )`` with ``N`` from the variant's theorem; for
     ``dp-se`` DP-SE's radius as the authors' code computes it (with ``R_e = size``). ``size`` is the number
     of users whose rewards the estimate holds (``l(b)``, or the survivors of a batch with dropouts).
     """
@@ -63,12 +63,13 @@ def confidence_radius(learner: Learner, active: ArrayLike, batch: int, size: int
     pulls = v.integer("size", size, minimum=1)
     b = v.integer("batch", batch, minimum=1)
     hoeffding, noise = radius_terms(learner, k, b, pulls, v.integer("horizon", horizon, minimum=2))
-    return radius(learner.crs, hoeffding, noise, np.float64(pulls))
+    return radius(learner.radius_scale, hoeffding, noise, np.float64(pulls))
 
 
-def radius(crs: float, hoeffding: FloatArray, noise: FloatArray, pulls: Any) -> FloatArray:
-    """``crs·( sqrt(L/(2 l)) + N/l )`` for ``l`` pulls with Hoeffding log term ``L`` and noise bound ``N``."""
-    return np.asarray(crs * (np.sqrt(hoeffding / (2 * pulls)) + noise / pulls), dtype=np.float64)
+def radius(radius_scale: float, hoeffding: FloatArray, noise: FloatArray, pulls: Any) -> FloatArray:
+    """``radius_scale·( sqrt(L/(2 l)) + N/l )`` for ``l`` pulls with Hoeffding log term ``L`` and
+    noise bound ``N``."""
+    return np.asarray(radius_scale * (np.sqrt(hoeffding / (2 * pulls)) + noise / pulls), dtype=np.float64)
 
 
 def radius_terms(

@@ -113,7 +113,7 @@ class Learner:
     p_tau : float or None
         ``p`` in the analyzer's accuracy ``τ`` (``None``: the theory's ``1/T``; the released code
         uses 0.1).
-    crs : float
+    radius_scale : float
         Multiplier of the confidence radius (experiments: 1).
     noise : {"total", "shares"}
         See :mod:`learners.mab.engine`.
@@ -134,7 +134,7 @@ class Learner:
     forgetting: bool = True
     p_beta: float = 0.1
     p_tau: float | None = None
-    crs: float = 1.0
+    radius_scale: float = 1.0
     noise: str = "total"
     exact: bool = False
     dropout: float = 0.0
@@ -166,7 +166,7 @@ class Learner:
         object.__setattr__(self, "p_beta", real_in("p_beta", self.p_beta, 0.0, 1.0))
         if self.p_tau is not None:
             object.__setattr__(self, "p_tau", real_in("p_tau", self.p_tau, 0.0, 1.0))
-        object.__setattr__(self, "crs", real_in("crs", self.crs, 0.0))
+        object.__setattr__(self, "radius_scale", real_in("radius_scale", self.radius_scale, 0.0))
         if self.noise not in NOISE_PATHS:
             raise ParameterError("noise", self.noise, "one of " + ", ".join(NOISE_PATHS))
         if not isinstance(self.exact, bool):
@@ -200,11 +200,12 @@ class Learner:
 
 
 #: Old spellings of :class:`Learner`'s settings: ``scale`` was the paper's scaling factor ``s``
-#: (``scale`` is a noise's scale ``b`` everywhere else in dpcert).
-OLD_PARAMS = {"scale": "scaling"}
+#: (``scale`` is a noise's scale ``b`` everywhere else in dpcert); ``crs`` the radius multiplier,
+#: ``radius_scale`` in every family.
+OLD_PARAMS = {"scale": "scaling", "crs": "radius_scale"}
 
 
 def make_learner(name: str, epsilon: float | None = None, **params: Any) -> Learner:
     """A validated :class:`Learner`; unknown settings are an error naming them (``scale=`` is the
     old spelling of ``scaling=``, accepted with a note)."""
-    return make_settings(Learner, name, epsilon, v.renamed("make_learner's keyword", params, OLD_PARAMS))
+    return make_settings(Learner, name, epsilon, params, OLD_PARAMS)

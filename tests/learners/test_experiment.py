@@ -87,7 +87,7 @@ def test_shipped_configs_cover_the_figures_of_spec_7_4() -> None:
         for a in config.algorithms:
             params = dict(a.params)
             assert params["p_beta"] == 0.1
-            assert params["crs"] == 1
+            assert params["radius_scale"] == 1
             assert "p_tau" not in params  # the default: 1/T
         quick = load_config(path, quick=True)
         assert quick.quick
@@ -158,12 +158,17 @@ def test_fingerprint_follows_the_numbers_not_the_names() -> None:
 def test_an_old_key_spelling_loads_the_same_experiment() -> None:
     """``params.scale`` (the old spelling of ``scaling``) gives the same config and fingerprint, with
     a note naming the key and the new spelling."""
-    old = tiny()
-    old["algorithms"][1]["params"] = {"scale": 10, "growth": 2}
-    with pytest.warns(SpellingNote, match=r"algorithms\[1\]\.params 'scale' is now spelled 'scaling'"):
+    old, new = tiny(), tiny()
+    old["algorithms"][1]["params"] = {"scale": 10, "growth": 2, "crs": 1.5}
+    new["algorithms"][1]["params"] = {"scaling": 10, "growth": 2, "radius_scale": 1.5}
+    with pytest.warns(SpellingNote) as notes:
         loaded = load_config(old)
-    assert loaded == load_config(tiny())
-    assert loaded.fingerprint == load_config(tiny()).fingerprint
+    assert sorted(str(n.message).split(";")[0] for n in notes) == [
+        "algorithms[1].params 'crs' is now spelled 'radius_scale'",
+        "algorithms[1].params 'scale' is now spelled 'scaling'",
+    ]
+    assert loaded == load_config(new)
+    assert loaded.fingerprint == load_config(new).fingerprint
 
 
 def test_default_labels_come_from_the_learner() -> None:

@@ -102,10 +102,10 @@ def mslr_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.mark.slow
 def test_figure_3d_like_sdp_below_ldp_on_a_real_data_instance(mslr_file: Path) -> None:
-    # queries as contexts, M = 100 silos of 2 queries, the intercept and 5 features (d = 6), crs 0.1
+    # queries as contexts, M = 100 silos of 2 queries, the intercept and 5 features (d = 6), radius_scale 0.1
     # as the paper's real data, T = 2000, δ = 1e-4, ε = 1; measured: SDP 3.56, LDP 3.82 (~4 se)
     instance = mslr_linear_instance(mslr_file, [0, 1, 2, 3, 4, 5], agents=100, seed=0)
-    common = {"delta": 1e-4, "sigma_mode": "code", "crs": 0.1}
+    common = {"delta": 1e-4, "sigma_mode": "code", "radius_scale": 0.1}
     sdp = _final("sdp-fedlinucb-amp", 1.0, instance, 2000, 6, **common)
     ldp = _final("ldp-fedlinucb", 1.0, instance, 2000, 6, **common)
     _below(sdp, ldp)
@@ -219,8 +219,8 @@ def mslr_config(path: Path | None, **instance: Any) -> dict[str, Any]:
         "epsilons": [1.0],
         "instance": table,
         "algorithms": [
-            {"name": "fedlinucb", "params": {"batch": 25, "crs": 0.1}},
-            {"name": "ldp-fedlinucb-lazy", "params": {"batch": 25, "crs": 0.1}},
+            {"name": "fedlinucb", "params": {"batch": 25, "radius_scale": 0.1}},
+            {"name": "ldp-fedlinucb-lazy", "params": {"batch": 25, "radius_scale": 0.1}},
         ],
     }
 

@@ -189,7 +189,7 @@ def _uniform_regret_per_round(inst: QueryInstance) -> float:
 def test_fedlinucb_learns_on_the_standin(standin: QueryInstance) -> None:
     T = 1000
     res = run(
-        make_learner("fedlinucb", crs=0.1), standin, T,
+        make_learner("fedlinucb", radius_scale=0.1), standin, T,
         tapes=[np.random.default_rng(s) for s in range(2)], rng=np.random.default_rng(0), checkpoints=10,
     )  # fmt: skip
     assert np.isfinite(res.pseudo_regret).all()

@@ -35,7 +35,7 @@ from tests.learners.linear.support import BATCH, tapes
         ({"name": "fedlinucb", "sigma_mode": "loose"}, ParameterError, "sigma_mode"),
         ({"name": "fedlinucb", "sensitivity": "none"}, ParameterError, "sensitivity"),
         ({"name": "fedlinucb", "radius": "big"}, ParameterError, "radius"),
-        ({"name": "fedlinucb", "crs": 0.0}, ParameterError, "crs"),
+        ({"name": "fedlinucb", "radius_scale": 0.0}, ParameterError, "radius_scale"),
         ({"name": "fedlinucb", "alpha": 1.5}, ParameterError, "alpha"),
         ({"name": "fedlinucb", "regularizer": -1.0}, ParameterError, "regularizer"),
         ({"name": "fedlinucb", "eig_floor": 0.0}, ParameterError, "eig_floor"),

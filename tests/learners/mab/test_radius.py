@@ -47,6 +47,6 @@ def test_confidence_radius_is_equation_2(name: str, kwargs: dict[str, float]) ->
 
 
 def test_non_private_radius_is_hoeffding() -> None:
-    learner = make_learner("se", crs=2.0)
+    learner = make_learner("se", radius_scale=2.0)
     got = confidence_radius(learner, [3], 2, 16, 1000)[0]
     assert got == pytest.approx(2 * math.sqrt(math.log(4 * 3 * 4 / 0.1) / 32))

@@ -30,7 +30,7 @@ from learners.mab import (
         ({"name": "dist-dp-se", "epsilon": 1.0, "growth": 4.5}, "growth"),
         ({"name": "dist-dp-se", "epsilon": 1.0, "p_beta": 1.5}, "p_beta"),
         ({"name": "dist-dp-se", "epsilon": 1.0, "p_tau": 0.0}, "p_tau"),
-        ({"name": "dist-dp-se", "epsilon": 1.0, "crs": 0}, "crs"),
+        ({"name": "dist-dp-se", "epsilon": 1.0, "radius_scale": 0}, "radius_scale"),
         ({"name": "dist-dp-se", "epsilon": 1.0, "noise": "fast"}, "noise"),
         ({"name": "dist-dp-se", "epsilon": 1.0, "dropout": 0.1}, "dropout"),
         ({"name": "dist-dp-se", "epsilon": 1.0, "noise": "shares", "dropout": 1.0}, "dropout"),
