@@ -370,6 +370,10 @@ def _params_tables() -> list[str]:
         head = f"`params` of the `{fam.name}` family" + (f" ({note})" if note else "") + ":"
         out += [textwrap.fill(head, width=100, break_long_words=False, break_on_hyphens=False)]
         out += ["", fam.params_section.markdown("param")]
+        if fam.old_params:
+            renames = ", ".join(f"`{old}` (now `{new}`)" for old, new in fam.old_params.items())
+            line = f"Old spellings still accepted, with a note on stderr: {renames}."
+            out += [textwrap.fill(line, width=100, break_long_words=False, break_on_hyphens=False), ""]
     return out
 
 

@@ -322,9 +322,9 @@ PARAMS = Section(
             bad=("one",),
         ),
         Field(
-            "clip",
+            "bound",
             "number",
-            "rewards enter the statistics clipped to [−clip, clip]",
+            "rewards enter the statistics clipped to [−bound, bound]",
             default=None,
             default_doc="1 for the private algorithms, none otherwise",
             valid_doc="> 0",

@@ -170,7 +170,7 @@ PARAMS = Section(
         ),
         Field("bound", "number", "B: reports clipped to [−B, B]", default=1.0, valid_doc="> 0", bad=(0, -1)),
         Field(
-            "clip",
+            "clipped",
             "boolean",
             "whether reports are clipped",
             default=None,
@@ -240,6 +240,7 @@ class PhasedFamily(Family):
     instance_keys: ClassVar[Mapping[str, tuple[str, ...]]] = keys_of(SECTIONS)
     params = keywords_of(phased.Learner)
     params_section = PARAMS
+    old_params = phased.OLD_PARAMS
     unit_arrays = ("phases", "clients", "reals", "bits", "final_arms")
     regret_label = ("pseudo-regret", "Reg(t)")
     learner_delta = True

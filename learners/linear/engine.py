@@ -385,7 +385,7 @@ def _play(
     learner, R, M, d = st.learner, st.R, st.M, st.d
     adaptive = learner.algorithm.schedule == "adaptive"
     threshold = learner.threshold if learner.threshold is not None else T * math.log(M * T) / (d * M)
-    clip = learner.clip
+    clip = learner.bound
     pseudo_total = np.zeros(R)
     realized_total = np.zeros(R)
     pseudo = np.zeros((R, rounds.size))

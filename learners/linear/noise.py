@@ -86,7 +86,7 @@ __all__ = ["Noise", "VectorSum", "noise_of", "sensitivities_of"]
 
 
 def sensitivities_of(learner: Learner, batch: int) -> Sensitivities:
-    c = learner.clip if learner.clip is not None else 1.0
+    c = learner.bound if learner.bound is not None else 1.0
     if learner.sensitivity == "add-remove":
         if c == 1.0:
             return ADD_REMOVE
@@ -254,7 +254,7 @@ def noise_of(learner: Learner, horizon: int, agents: int | None = None, *, dim: 
             if dim is None:
                 raise ParameterError("dim", dim, f"the dimension d >= 1 (required by '{learner.name}')")
             d = v.integer("dim", dim, minimum=1)
-            clip = learner.clip if learner.clip is not None else 1.0
+            clip = learner.bound if learner.bound is not None else 1.0
             vec = _vector_sum(learner.epsilon, learner.delta, kappa, batch * m, d, clip, learner.sigma_mode)
             sd = max(math.sqrt(vec.variance(i, s)[1]) for i in range(kappa) for s in ("bias", "cov"))
             return Noise(float_up(sd), learner.sigma_mode, syncs, kappa, sens, vector=vec)

@@ -97,9 +97,9 @@ class Learner:
         How σ0 is set.
     sensitivity : {"replace-one", "add-remove", "batch"}
         The per-user sensitivities σ0 is calibrated for and the ledger is written with.
-    clip : float or None
-        Rewards enter the statistics clipped to ``[-clip, clip]`` (private default 1; ``None``: no
-        clipping, allowed only without privacy).
+    bound : float or None
+        Rewards enter the statistics clipped to ``[-bound, bound]`` (private default 1; ``None``: no
+        clipping, allowed only without privacy). ``clip`` is its old spelling.
     regularizer : float or None
         ``λ``; ``None``: the code's formula (:func:`learners.linear.radius.regularizer_of`).
     radius : {"code", "theory"}
@@ -122,7 +122,7 @@ class Learner:
     batch: int | None = None
     sigma_mode: str = "exact"
     sensitivity: str = "replace-one"
-    clip: float | None = None
+    bound: float | None = None
     regularizer: float | None = None
     radius: str = "code"
     radius_scale: float = 1.0
@@ -141,14 +141,14 @@ class Learner:
                 raise ParameterError(missing, None, f"a value (required by the private '{self.name}')")
             object.__setattr__(self, "epsilon", v.positive("epsilon", self.epsilon))
             object.__setattr__(self, "delta", v.open_unit("delta", self.delta))
-            clip = 1.0 if self.clip is None else self.clip
-            object.__setattr__(self, "clip", v.positive("clip", clip))
+            bound = 1.0 if self.bound is None else self.bound
+            object.__setattr__(self, "bound", v.positive("bound", bound))
         else:
             for attr in ("epsilon", "delta"):
                 if getattr(self, attr) is not None:
                     raise ParameterError(attr, getattr(self, attr), f"None for the non-private '{self.name}'")
-            if self.clip is not None:
-                object.__setattr__(self, "clip", v.positive("clip", self.clip))
+            if self.bound is not None:
+                object.__setattr__(self, "bound", v.positive("bound", self.bound))
         if algorithm.schedule == "fixed":
             batch = 25 if self.batch is None else self.batch
             object.__setattr__(self, "batch", v.integer("batch", batch, minimum=1))
@@ -167,7 +167,7 @@ class Learner:
             raise ParameterError(
                 "sensitivity",
                 self.sensitivity,
-                "'replace-one' (P_Vec's guarantee is per data point, under replace-one: ‖x y‖ <= clip, "
+                "'replace-one' (P_Vec's guarantee is per data point, under replace-one: ‖x y‖ <= bound, "
                 "‖upper(x xᵀ)‖ <= 1)",
             )
         if self.sensitivity == "batch" and algorithm.schedule != "fixed":
@@ -211,8 +211,8 @@ class Learner:
 
 
 #: Old spellings of :class:`Learner`'s settings: ``crs`` was the radius multiplier, ``radius_scale``
-#: in every family.
-OLD_PARAMS = {"crs": "radius_scale"}
+#: in every family; ``clip`` the clipping bound, ``bound`` in every family.
+OLD_PARAMS = {"crs": "radius_scale", "clip": "bound"}
 
 
 def make_learner(name: str, epsilon: float | None = None, **params: Any) -> Learner:

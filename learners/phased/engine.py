@@ -334,7 +334,7 @@ class _Engine:
         del z
         theta_bar = self.theta[rr] + xi.mean(axis=1)
         del xi
-        if learner.clip:
+        if learner.clipped:
             np.clip(Y, -B, B, out=Y)
         Y *= valid[:, None, :]
         avg = Y.mean(axis=1)
@@ -509,7 +509,7 @@ class _Engine:
         if done.size == 0:
             return
         rr, sup, cnt, ss = reps[done], support[done], Tx[done], s[done]
-        yc = np.clip(y[done], -B, B) if learner.clip else y[done]
+        yc = np.clip(y[done], -B, B) if learner.clipped else y[done]
         yc *= inside[done]
         flat = (np.arange(done.size)[:, None] * width + block[done]).ravel()
         totals = np.bincount(flat, weights=yc.ravel(), minlength=done.size * width)

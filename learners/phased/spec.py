@@ -120,8 +120,9 @@ class Learner:
         ``α ∈ (0, 1]``: ``|U_l| = ⌈2^{αl}⌉`` clients in phase ``l`` (DP-DPE; the paper: 0.8).
     bound : float
         ``B > 0``: reports are clipped to ``[-B, B]`` (local averages in DP-DPE, rewards in DP-PE).
-    clip : bool or None
+    clipped : bool or None
         Whether to clip (``None``: clip exactly when private; a private learner must clip).
+        ``clip`` is its old spelling.
     beta : float or None
         ``β ∈ (0, 1)`` of the widths (``None``: ``1/(kT)``, the theorems').
     support_constant : int or None
@@ -142,7 +143,7 @@ class Learner:
     calibration: str = "exact"
     alpha: float = 0.8
     bound: float = 1.0
-    clip: bool | None = None
+    clipped: bool | None = None
     beta: float | None = None
     support_constant: int | None = None
     design_c: float = 1.0
@@ -179,14 +180,14 @@ class Learner:
             v.interval("alpha", self.alpha, 0.0, 1.0, why="|U_l| = ⌈2^{αl}⌉ clients, α ∈ (0, 1]"),
         )
         object.__setattr__(self, "bound", v.positive("bound", self.bound))
-        if self.clip is None:
-            object.__setattr__(self, "clip", algorithm.private)
-        elif not isinstance(self.clip, bool):
-            raise ParameterTypeError("clip", self.clip, "True, False or None")
-        elif algorithm.private and not self.clip:
+        if self.clipped is None:
+            object.__setattr__(self, "clipped", algorithm.private)
+        elif not isinstance(self.clipped, bool):
+            raise ParameterTypeError("clipped", self.clipped, "True, False or None")
+        elif algorithm.private and not self.clipped:
             raise ParameterError(
-                "clip",
-                self.clip,
+                "clipped",
+                self.clipped,
                 "True or None for a private learner (the sensitivities assume |y| <= B)",
             )
         if self.beta is not None:
@@ -228,9 +229,15 @@ class Learner:
         return f"{base}({inner})"
 
 
+#: Old spellings of :class:`Learner`'s settings: ``clip`` was whether reports are clipped
+#: (``clipped``; the clipping bound is ``bound``, as in every family).
+OLD_PARAMS = {"clip": "clipped"}
+
+
 def make_learner(name: str, epsilon: float | None = None, **params: Any) -> Learner:
-    """A validated :class:`Learner`; unknown settings are an error naming them."""
-    return make_settings(Learner, name, epsilon, params)
+    """A validated :class:`Learner`; unknown settings are an error naming them (old spellings in
+    :data:`OLD_PARAMS` are accepted with a note)."""
+    return make_settings(Learner, name, epsilon, params, OLD_PARAMS)
 
 
 # ---------------------------------------------------------------------------------------

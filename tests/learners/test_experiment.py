@@ -16,7 +16,7 @@ from sklearn.datasets import dump_svmlight_file
 
 import learners.config as config_module
 from accounting.validate import SpellingNote
-from learners import plotting, runner
+from learners import linear, phased, plotting, runner
 from learners.errors import ConfigError, LearnerError, ParameterError
 from learners.experiment import (
     CSV_COLUMNS,
@@ -169,6 +169,21 @@ def test_an_old_key_spelling_loads_the_same_experiment() -> None:
     ]
     assert loaded == load_config(new)
     assert loaded.fingerprint == load_config(new).fingerprint
+
+
+@pytest.mark.parametrize(
+    ("family", "name", "old", "new"),
+    [
+        (linear, "ldp-fedlinucb-lazy", {"clip": 2.0, "crs": 0.5}, {"bound": 2.0, "radius_scale": 0.5}),
+        (phased, "cdp-dpe", {"clip": True}, {"clipped": True}),
+    ],
+)
+def test_every_family_takes_its_old_spellings_in_make_learner(
+    family: Any, name: str, old: dict[str, Any], new: dict[str, Any]
+) -> None:
+    with pytest.warns(SpellingNote, match="make_learner's keyword"):
+        before = family.make_learner(name, 1.0, delta=0.1, **old)
+    assert before == family.make_learner(name, 1.0, delta=0.1, **new)
 
 
 def test_default_labels_come_from_the_learner() -> None:

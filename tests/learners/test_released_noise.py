@@ -219,7 +219,7 @@ def test_linear_releases_the_noise_of_its_ledger(sensitivity: str) -> None:
     c = 0.5
     inst = draw_synthetic(np.random.default_rng(2), dim=4, arms=10, agents=4)
     learner = linear.make_learner(
-        "ldp-fedlinucb-lazy", 1.0, delta=0.1, batch=5, sensitivity=sensitivity, clip=c
+        "ldp-fedlinucb-lazy", 1.0, delta=0.1, batch=5, sensitivity=sensitivity, bound=c
     )
     records: list[linear.SyncRecord] = []
     res = linear.run(

@@ -205,7 +205,7 @@ def test_fedlinucb_learns_on_the_standin(standin: QueryInstance) -> None:
 @pytest.mark.slow
 def test_private_run_on_real_data(title: QueryInstance) -> None:
     res = run(
-        make_learner("ldp-fedlinucb-lazy", 5.0, delta=0.1, batch=5, clip=100.0), title, 100,
+        make_learner("ldp-fedlinucb-lazy", 5.0, delta=0.1, batch=5, bound=100.0), title, 100,
         tapes=[np.random.default_rng(0)], rng=np.random.default_rng(1), checkpoints=4,
     )  # fmt: skip
     assert np.isfinite(res.pseudo_regret).all()

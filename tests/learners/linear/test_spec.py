@@ -40,7 +40,7 @@ from tests.learners.linear.support import BATCH, tapes
         ({"name": "fedlinucb", "regularizer": -1.0}, ParameterError, "regularizer"),
         ({"name": "fedlinucb", "eig_floor": 0.0}, ParameterError, "eig_floor"),
         ({"name": "fedlinucb", "threshold": 3.0}, ParameterError, "threshold"),
-        ({"name": "fedlinucb", "clip": float("nan")}, ParameterError, "clip"),
+        ({"name": "fedlinucb", "bound": float("nan")}, ParameterError, "bound"),
         ({"name": "dubey-pentland", "epsilon": 1.0, "delta": 0.1, "batch": 5}, ParameterError, "batch"),
         (
             {"name": "dubey-pentland", "epsilon": 1.0, "delta": 0.1, "sensitivity": "batch"},

@@ -152,7 +152,7 @@ def test_sanity_run_on_the_section_7_instance() -> None:
     assert (np.diff(per_round.mean(axis=0))[3:] < 0).all()
     assert (dpe.final_arms <= 10).all()
     # the same clients (tapes), clipped as the private learners clip: only the noise differs
-    clipped = final("dpe", None, clip=True)
+    clipped = final("dpe", None, clipped=True)
     # the Gaussian multiplier falls as 1/sqrt(2ε) at large ε (not the classic 1/ε): 7e-5 at ε = 1e8
     huge = final("cdp-dpe", 1e8, mode="practical")
     assert huge.noise.multiplier < 1e-4

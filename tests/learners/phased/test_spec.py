@@ -54,7 +54,7 @@ def test_schedule() -> None:
         ({"name": "dpe", "bound": -1.0}, "bound"),
         ({"name": "dpe", "mode": "fast"}, "mode"),
         ({"name": "cdp-dpe", "epsilon": 1.0, "delta": 0.1, "calibration": "rdp"}, "calibration"),
-        ({"name": "cdp-dpe", "epsilon": 1.0, "delta": 0.1, "clip": False}, "clip"),
+        ({"name": "cdp-dpe", "epsilon": 1.0, "delta": 0.1, "clipped": False}, "clipped"),
         ({"name": "dpe", "clients": 10}, "clients"),
         ({"name": "dpe-fixedu", "clients": 0}, "clients"),
         ({"name": "sdp-dpe", "epsilon": 15.0, "delta": 0.1}, "epsilon"),
