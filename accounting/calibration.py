@@ -41,7 +41,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
 
 from mpmath import iv, mp
@@ -122,6 +122,9 @@ class Calibration:
     evaluations : int
         The noise levels accounted (each one whole ledger's ε at ``delta``), a count that depends
         only on the inputs: what ``max_evaluations`` bounds.
+    sampling_rate, sampling : float and str, or None
+        Each release runs on a batch sampled at this rate, this way (``mechanism`` is then what
+        runs on the batch).
     """
 
     family: str
@@ -140,6 +143,8 @@ class Calibration:
     not_met: float = 0.0
     converged: bool = True
     evaluations: int = 0
+    sampling_rate: float | None = None
+    sampling: str | None = None
 
 
 def _builder(family: str, sensitivity: float, users: int) -> tuple[str, Callable[[float], Mechanism]]:
@@ -192,6 +197,8 @@ def calibrate(
     progress: Progress | None = None,
     max_evaluations: int | None = None,
     time_limit: float | None = None,
+    sampling_rate: float | None = None,
+    sampling: str = "poisson",
 ) -> Calibration:
     """The smallest noise meeting ``(epsilon, delta)``, certified by the Accountant (see the module).
 
@@ -234,6 +241,13 @@ def calibrate(
         ``progress(done, done + 1)`` after each accounted noise level (the search's length is not
         known ahead); by default the current context's (:mod:`accounting.progress`). The
         accounting inside each evaluation does not report.
+    sampling_rate : float, optional
+        Families only: each release runs on a sampled batch, ``q ∈ (0, 1]`` (DP-SGD's sample
+        rate; the sensitivity is then one record's contribution bound).
+    sampling : {"poisson", "fixed"}
+        With ``sampling_rate``: Poisson sampling (each record independently with probability
+        ``q``: :class:`~accounting.subsampling.PoissonSampled`) or batches of a fixed size ``q n``
+        drawn without replacement (:class:`~accounting.subsampling.SampledWithoutReplacement`).
     """
     target = v.positive("epsilon", epsilon)
     d = v.open_unit("delta", delta)
@@ -245,11 +259,50 @@ def calibrate(
     budget = None if max_evaluations is None else v.count("max_evaluations", max_evaluations)
     deadline = None if time_limit is None else time.monotonic() + v.positive("time_limit", time_limit)
     start = None if guess is None else v.positive("guess", guess)
+    rate = None if sampling_rate is None else v.interval("sampling_rate", sampling_rate, 0.0, 1.0)
+    how = v.choice("sampling", sampling, SAMPLINGS)
     setup = _setup(noise_family, sensitivity, users, n, k, target, d, route, start, tol)
+    if rate is not None:
+        setup = _sampled(setup, rate, how, target, d, k, start)
     outer = progress if progress is not None else current()
     search = _Search(setup.build, relation, dps, compositions, k, target, d, route, outer, budget, deadline)
     theta = bracket_and_search(search.excess, setup.first, setup.rtol, search.spent)
     return _result(search, theta, setup, target, d, k, n)
+
+
+#: How a sampled release draws its batch (``calibrate(sampling=...)``, ``dp-account --sampling``).
+SAMPLINGS = ("poisson", "fixed")
+
+
+def _sampled(
+    setup: _Setup, rate: float, how: str, target: float, d: float, k: int, start: float | None
+) -> _Setup:
+    """``setup`` with each release on a sampled batch, and a first guess for the sampled ledger.
+
+    The guess is the central limit of ``k`` Poisson-sampled Gaussian releases (Dong, Roth & Su
+    2022, "Gaussian Differential Privacy", Corollary 5.4: ``μ = q sqrt(k (e^{Δ²/σ²} - 1))``), solved
+    for the ``σ`` whose ``μ`` is that of the Gaussian mechanism meeting ``(ε, δ)``: a starting
+    point only (the search certifies every level it returns).
+    """
+    if setup.family == "custom":
+        raise ParameterError("sampling_rate", rate, "None with a constructor (sample inside it)")
+    from accounting.subsampling import PoissonSampled, SampledWithoutReplacement
+
+    inner = setup.build
+    sampler = PoissonSampled if how == "poisson" else SampledWithoutReplacement
+
+    def build(theta: float) -> EventLike | Accountant:
+        made = inner(theta)
+        assert isinstance(made, AdditiveNoise | DistributedSum)
+        return sampler(made, rate)
+
+    first = setup.first
+    if start is None:
+        sens = float(setup.sensitivity)
+        mu = sens / gaussian_sigma_analytic(target, d, sens)
+        sigma = sens / math.sqrt(math.log1p(mu * mu / (rate * rate * k)))
+        first = sigma * sigma if setup.parameter == "variance" else sigma
+    return replace(setup, build=build, first=first, unsampled=inner, rate=rate, sampling=how)
 
 
 @dataclass(frozen=True)
@@ -263,6 +316,9 @@ class _Setup:
     build: Callable[[float], EventLike | Accountant]
     first: float
     rtol: float
+    unsampled: Callable[[float], EventLike | Accountant] | None = None
+    rate: float | None = None
+    sampling: str | None = None
 
 
 def _setup(
@@ -389,7 +445,7 @@ def _result(
     closed = unmet > 0 and (theta - unmet <= setup.rtol * theta or math.nextafter(unmet, math.inf) >= theta)
     converged = closed or not search.stopped
     value = search.account(theta)
-    made = setup.build(theta)
+    made = (setup.unsampled or setup.build)(theta)
     mech = made if isinstance(made, Mechanism) else None
     share: NoiseDistribution | None = None
     if n > 1 and isinstance(mech, DistributedSum):
@@ -413,4 +469,6 @@ def _result(
         unmet,
         converged,
         search.evaluations,
+        setup.rate,
+        setup.sampling,
     )

@@ -34,6 +34,7 @@ from accounting.cli.noise_options import (
     noise_text,
     relation,
 )
+from accounting.errors import ParameterError
 from accounting.mechanisms import Mechanism
 from accounting.noise import Gaussian, Polya, Skellam, family_named
 
@@ -125,14 +126,19 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
             neighbouring=relation(args),
             max_evaluations=args.max_evaluations,
             time_limit=args.time_limit,
+            sampling_rate=args.sampling_rate,
+            sampling=_sampling(args),
         )
     amount = noise_amount(cal)
     record: dict[str, object] = {
         "command": "calibrate",
         "neighbouring": relation(args).value,
         "inputs": inputs(
-            args, ("noise", "epsilon", "delta", "sensitivity", "compositions", "users", "route")
-        ),
+            args,
+            ("noise", "epsilon", "delta", "sensitivity", "compositions", "users", "route")
+            + (("sampling_rate",) if args.sampling_rate is not None else ()),
+        )
+        | ({"sampling": _sampling(args)} if args.sampling_rate is not None else {}),
         "parameter": amount.unit,
         amount.unit: amount.total,
         "noise": amount,
@@ -156,7 +162,13 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
         f"{head}\n"
         f"certified epsilon = {certified_text('epsilon', cal.epsilon)} <= {args.epsilon:g} "
         f"at delta = {args.delta:g} "
-        f"over {args.compositions} composition(s) (route {cal.route})"
+        f"over {args.compositions} composition(s)"
+        + (
+            f" of batches sampled at q = {args.sampling_rate:g} ({_sampling(args)})"
+            if args.sampling_rate is not None
+            else ""
+        )
+        + f" (route {cal.route})"
     )
     if cal.share is not None:
         adds = noise_text(cal.share)
@@ -174,6 +186,13 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
             f"(a larger {limit.split()[0]} narrows it)"
         )
     return emit(args, record, text)
+
+
+def _sampling(args: argparse.Namespace) -> str:
+    """``--sampling`` (Poisson by default), refused without ``--sampling-rate``."""
+    if args.sampling_rate is None and args.sampling is not None:
+        raise ParameterError("--sampling", args.sampling, "given together with --sampling-rate")
+    return str(args.sampling or "poisson")
 
 
 def _family_mechanism(mechanism: Mechanism | None) -> Mechanism:
@@ -204,5 +223,5 @@ def add_parser(sub: Subcommands) -> None:
         "known, as --max-evaluations; the answer then depends on the machine's speed and load "
         "(default: no limit, no clock read)",
     )
-    add_accounting_arguments(cal_cmd, sampling=False)
+    add_accounting_arguments(cal_cmd, sampling=True)
     cal_cmd.set_defaults(func=_cmd_calibrate)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shlex
+from typing import Any
 
 import pytest
 
@@ -139,3 +140,20 @@ def test_calibrate_answer_does_not_depend_on_the_clock(
     assert limited["converged"] is False
     assert limited["epsilon_certified"] <= 1e-300
     assert limited["not_met"] < least["scale"] < limited["scale"]
+
+
+def test_calibrate_takes_a_sampling_rate(capsys: pytest.CaptureFixture[str]) -> None:
+    """DP-SGD's question from the command line: the least σ of a Poisson-sampled Gaussian (the
+    RDP route here, for speed; the PLD route is checked in tests/accounting/test_calibration.py)."""
+    argv = "calibrate --noise gaussian --epsilon 1 --delta 1e-5 --compositions 10 --sampling-rate 0.1"
+    record: Any = json_of(capsys, shlex.split(argv + " --neighbouring add-remove --route rdp"))
+    assert record["inputs"]["sampling_rate"] == 0.1
+    assert record["inputs"]["sampling"] == "poisson"
+    assert record["epsilon_certified"] <= 1
+    assert 1.5 < record["sigma"] < 2.5
+
+
+def test_sampling_without_a_rate_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
+    argv = "calibrate --noise gaussian --epsilon 1 --delta 1e-5 --sampling fixed"
+    assert main(shlex.split(argv)) == 2
+    assert "--sampling" in capsys.readouterr().err
