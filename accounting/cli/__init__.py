@@ -1,16 +1,17 @@
 """The ``dp-account`` command line (also ``python -m accounting``).
 
-Subcommands ``epsilon``, ``delta``, ``rdp``, ``calibrate``, ``curve``, ``protocol``, ``shuffle``,
+Subcommands ``epsilon``, ``delta``, ``rdp``, ``calibrate``, ``dpsgd``, ``curve``, ``protocol``, ``shuffle``,
 ``shuffle-protocol``, ``ledger``, ``tree`` and ``demo``, each with ``--json``. Invalid input exits with
 status 2 and a one-line message naming the bad option. The subcommands that may account for long
-(``epsilon``, ``delta``, ``rdp``, ``calibrate``, ``curve``, ``ledger``, ``tree``) show a progress bar
-on standard error when it is a terminal (:func:`accounting.progress.bar`), never with
+(``epsilon``, ``delta``, ``rdp``, ``calibrate``, ``dpsgd``, ``curve``, ``ledger``, ``tree``) show a
+progress bar on standard error when it is a terminal (:func:`accounting.progress.bar`), never with
 ``--no-progress``.
 
 One module per subcommand, each adding its own parser (``add_parser``):
 
 * :mod:`~accounting.cli.demo` (``demo``), :mod:`~accounting.cli.epsilon_delta_rdp` (``epsilon``,
-  ``delta``, ``rdp``), :mod:`~accounting.cli.calibrate`, :mod:`~accounting.cli.protocol`,
+  ``delta``, ``rdp``), :mod:`~accounting.cli.calibrate`, :mod:`~accounting.cli.dpsgd`,
+  :mod:`~accounting.cli.protocol`,
   :mod:`~accounting.cli.shuffle` (``shuffle``, ``shuffle-protocol``), :mod:`~accounting.cli.ledger`,
   :mod:`~accounting.cli.tree`, :mod:`~accounting.cli.curve`;
 * :mod:`~accounting.cli.noise_options`: the options naming a noise and its accounting (shared with
@@ -26,7 +27,7 @@ import argparse
 from collections.abc import Sequence
 
 from accounting.claims import ClaimCheck, check_claim
-from accounting.cli import calibrate, curve, demo, epsilon_delta_rdp, ledger, protocol, shuffle, tree
+from accounting.cli import calibrate, curve, demo, dpsgd, epsilon_delta_rdp, ledger, protocol, shuffle, tree
 from accounting.cli.calibrate import NoiseAmount, noise_amount
 from accounting.cli.curve import CURVE_FORMATS, MAX_CURVE_POINTS, CurveSpec, curve_spec
 from accounting.cli.epsilon_delta_rdp import MAX_LATTICE_ORDER
@@ -115,6 +116,7 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_parser(sub)
     epsilon_delta_rdp.add_parsers(sub)
     calibrate.add_parser(sub)
+    dpsgd.add_parser(sub)
     protocol.add_parser(sub)
     shuffle.add_parsers(sub)
     ledger.add_parser(sub)

@@ -203,6 +203,7 @@ _ALIASES = {
     "size": "samples",
     "results_dir": "results",
     "out_dir": "out",
+    "history": "opacus_history",
 }
 
 
@@ -240,7 +241,8 @@ def _message(err: Exception, options: Mapping[str, str], argv: Sequence[str]) ->
             return str(err)
         if dest in options:
             kind = ParameterError if isinstance(err, ParameterError) else ParameterTypeError
-            return str(kind(options[dest], err.value, err.valid))
+            where = err.name[len(root) :]  # an entry of a file's contents: "[0].steps"
+            return str(kind(options[dest] + where, err.value, err.valid))
         if isinstance(err.value, int | float | Fraction) and not isinstance(err.value, bool):
             return f"{err} (a value derived from the options: {_given(argv)})"
     return str(err)

@@ -52,6 +52,7 @@ def test_every_subcommand_module_adds_its_parser_in_the_order_of_the_help() -> N
         "delta",
         "rdp",
         "calibrate",
+        "dpsgd",
         "protocol",
         "shuffle",
         "shuffle-protocol",
