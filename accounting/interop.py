@@ -658,7 +658,13 @@ class Certificate:
             if optimistic[name]:
                 note += "  optimistic (below the certified lower end)"
             elif gap is not None and gap < 0:
-                note += "  below the certified bound"
+                # Inside the enclosure: the truth may lie on either side of theirs, so the width
+                # of our enclosure, not their answer, is what is uncertain.
+                note += (
+                    "  inside the certified enclosure (not proved optimistic; dpcert's upper end is looser)"
+                )
+            elif gap is not None and gap > 0:
+                note += "  above the certified upper end (safe; theirs is looser)"
             rows.append((f"dp_accounting {name.upper()}", shown, note))
         width = max(len(r[0]) for r in rows)
         value_width = max(len(r[1]) for r in rows)

@@ -125,13 +125,18 @@ def _std_spacing(weights: NDArray[np.float64], losses: NDArray[np.float64]) -> f
     return power_of_two_below(std / _STEPS_PER_STD if std > 0 else 1.0)
 
 
+#: How much finer than its own default spacing a pair is discretized when another pair of the ledger
+#: asks for a finer grid (:func:`default_spacing`).
+MAX_REFINEMENT = 16
+
+
 def default_spacing(pairs: Sequence[Pair], dps: int = DEFAULT_DPS, compositions: int = 1) -> float | None:
     """The grid spacing :func:`compose_events` uses when none is given (``None``: exact lattices).
 
     ``None`` when every pair has an exact lattice with the same spacing (discrete Laplace,
     discrete Gaussian, cited guarantees of one ε): the composition is then exact up to the
-    rounding of probabilities. Otherwise the coarsest of the pairs' own defaults (a finer grid
-    would only refine the other pairs, at a cost): ``2^⌊log2(s/24)⌋`` for the standard deviation
+    rounding of probabilities. Otherwise the finest of the pairs' own defaults, but at most
+    :data:`MAX_REFINEMENT` times finer than the coarsest: ``2^⌊log2(s/24)⌋`` for the standard deviation
     ``s`` of a continuous pair's loss (:data:`_STEPS_PER_STD`), and ``2^⌊log2(10^-4 · r)⌋`` for
     the loss range ``r`` of a lattice or cited pair (as :meth:`PrivacyLossDistribution.from_mechanism`),
     halved up to three times for a ledger of ``compositions`` releases whose lattice atoms are
@@ -153,7 +158,12 @@ def default_spacing(pairs: Sequence[Pair], dps: int = DEFAULT_DPS, compositions:
         else:
             atoms = pair_atoms(pair, None, probability_bits(dps), dps)
             candidates.append(_refined_spacing(atoms, range_spacing(atoms), compositions))
-    h = max(candidates)
+    # The finest pair sets the grid, so that a ledger of several kinds of events composes as tightly
+    # as its finest part alone (a Laplace release beside 10^4 sampled Gaussian steps: on the
+    # Laplace's coarser grid, ε(1e-5) was [1.20, 2.68]; now [2.5497, 2.5513], dp_accounting's PLD
+    # 2.551); but at most MAX_REFINEMENT times finer than the coarsest pair's own, which bounds that
+    # pair's grid and the cost (that ledger: 0.7 s before, 8 s now).
+    h = max(min(candidates), max(candidates) / MAX_REFINEMENT)
     for pair in pairs:
         piles = _piles(pair)
         if piles is not None:

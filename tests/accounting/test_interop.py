@@ -536,7 +536,10 @@ def test_mixed_ledger_with_poisson_sampled_gaussian(dp: Any, de: Any) -> None:
     opt = opt.compose(optimistic_pld(dp, [("laplace", 10.0, 1, 1), ("discrete", 0.1, 1, 1)], None))
     assert opt.get_epsilon_for_delta(1e-6) <= c.certified
     assert isinstance(c.dp_accounting_pld, float)
-    assert c.certified <= 2 * c.dp_accounting_pld
+    # One PLD over all three events on the finest event's grid: as tight as dp_accounting's float
+    # PLD to 1% (on the Laplace's coarser grid it was 2x looser).
+    assert c.certified <= 1.01 * c.dp_accounting_pld
+    assert "inside the certified enclosure" in str(c) or "above the certified upper end" in str(c)
 
 
 @pytest.mark.slow
