@@ -261,6 +261,16 @@ _SUBCELLS = 1
 _MAX_CELL_GRID = 2**22
 
 
+def least_cell_spacing(pair: MixturePair, bits: int) -> float:
+    """The least spacing :func:`_cell_table` takes for ``pair`` at ``bits``: its window's loss span
+    (where the tails fall below ``2^-(bits + 8)``) over :data:`_MAX_CELL_GRID` steps. A small
+    sampling rate makes the loss's spread tiny beside that span (the loss is about ``q`` in the
+    bulk and ``ln q + x/σ²`` far out), so the spread alone would ask for more steps than that."""
+    xa, xb = pair.window_float(-(bits + 8) * math.log(2))
+    span = float(pair.loss_float(np.array([xb]))[0]) - float(pair.loss_float(np.array([xa]))[0])
+    return span * _SUBCELLS / _MAX_CELL_GRID
+
+
 def _cell_table(pair: MixturePair, h: float, bits: int, dps: int) -> CellTable:
     """Cells of the output axis of a continuous pair with a nondecreasing loss, on a grid of spacing ``h``.
 

@@ -466,5 +466,5 @@ def discretize(
     """
     bits = probability_bits(dps)
     if spacing is None and isinstance(pair, MixturePair) and not pair.lattice:
-        spacing = continuous_spacing(pair)
+        spacing = continuous_spacing(pair, dps)
     return _from_atoms(pair_atoms(pair, spacing, bits, dps, tables), spacing, dps)

@@ -20,7 +20,7 @@ from numpy.typing import NDArray
 
 from accounting.certified import Mpf, float_down, lower, precision, upper
 from accounting.noise import DEFAULT_DPS, DiscreteLaplace, Laplace
-from accounting.pld.atoms import Atoms, pair_atoms
+from accounting.pld.atoms import Atoms, least_cell_spacing, pair_atoms
 from accounting.pld.grid import probability_bits
 from accounting.pld.pairs import CitedPair, Pair, exact_lattice
 from accounting.subsampling import MixturePair
@@ -95,18 +95,21 @@ def power_of_two_below(x: float) -> float:
 _STEPS_PER_STD = 24
 
 
-def continuous_spacing(pair: MixturePair) -> float:
-    """``2^⌊log2(s/24)⌋`` for the standard deviation ``s`` of the pair's loss under ``P`` (float estimate)."""
+def continuous_spacing(pair: MixturePair, dps: int = DEFAULT_DPS) -> float:
+    """``2^⌊log2(s/24)⌋`` for the standard deviation ``s`` of the pair's loss under ``P`` (float
+    estimate), at least the least spacing its cells take (a power of two above
+    :func:`~accounting.pld.atoms.least_cell_spacing`: a small sampling rate)."""
     xa, xb = pair.window_float(-12 * math.log(10))
     xs = np.linspace(xa, xb, 100_001)
     weights = np.diff(np.exp(pair.log_tails_float(xs)[0]))
-    return _std_spacing(weights, pair.loss_float((xs[1:] + xs[:-1]) / 2))
+    by_spread = _std_spacing(weights, pair.loss_float((xs[1:] + xs[:-1]) / 2))
+    return max(by_spread, 2 * power_of_two_below(least_cell_spacing(pair, probability_bits(dps))))
 
 
-def _mixture_default_spacing(pair: MixturePair) -> float:
+def _mixture_default_spacing(pair: MixturePair, dps: int) -> float:
     """:func:`continuous_spacing`, or for lattice mixtures the same rule from float PMFs."""
     if not pair.lattice:
-        return continuous_spacing(pair)
+        return continuous_spacing(pair, dps)
     p, q = pair.sides()
     mass = mp.mpf(10) ** -12
     ap, bp = p.window(mass)
@@ -154,7 +157,7 @@ def default_spacing(pairs: Sequence[Pair], dps: int = DEFAULT_DPS, compositions:
     candidates = []
     for pair in set(pairs):
         if isinstance(pair, MixturePair) and pair.shift_pair is None:
-            candidates.append(_mixture_default_spacing(pair))
+            candidates.append(_mixture_default_spacing(pair, dps))
         else:
             atoms = pair_atoms(pair, None, probability_bits(dps), dps)
             candidates.append(_refined_spacing(atoms, range_spacing(atoms), compositions))

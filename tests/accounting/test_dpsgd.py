@@ -150,3 +150,19 @@ def test_bad_input_names_the_field(call: Any, name: str, error: type[Exception])
     with pytest.raises(error) as err:
         call()
     assert getattr(err.value, "name", None) == name
+
+
+@pytest.mark.slow
+def test_a_small_sampling_rate_takes_the_pld_route() -> None:
+    """At q = 3e-5 the PLD route used to refuse (the loss's spread is about q, its window's span
+    about 6), and auto answered by RDP, 0.383: now the grid is as fine as the cells allow and the
+    PLD answers, holding Google's dp_accounting PLD value (0.00273 at a 1e-6 grid)."""
+    from dp_accounting import dp_event as de
+    from dp_accounting.pld import pld_privacy_accountant
+
+    answer = epsilon(1.0, 3e-5, 1000, 1e-5)
+    assert answer.route == "pld"
+    theirs = pld_privacy_accountant.PLDAccountant(value_discretization_interval=1e-6)
+    theirs.compose(de.PoissonSampledDpEvent(3e-5, de.GaussianDpEvent(1.0)), 1000)
+    assert answer.lo <= theirs.get_epsilon(1e-5) <= answer.hi
+    assert answer.hi < 0.383 / 100
