@@ -11,7 +11,7 @@ import pytest
 
 from accounting import dpsgd
 from accounting.cli import main
-from tests.accounting.cli.helpers import json_of
+from tests.accounting.cli.helpers import exit_2_one_line, json_of
 
 RUN = "dpsgd --noise-multiplier 1.0 --sample-rate 0.01 --delta 1e-5 --route rdp"
 
@@ -74,14 +74,7 @@ def test_an_opacus_history_and_its_answer(capsys: pytest.CaptureFixture[str], tm
 def test_bad_input_is_one_line_naming_the_option(
     argv: str, needle: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    try:
-        code = main(shlex.split(argv))
-    except SystemExit as err:
-        code = int(err.code or 0)
-    assert code == 2
-    err_text = capsys.readouterr().err.strip()
-    assert len(err_text.splitlines()) == 1
-    assert needle in err_text
+    exit_2_one_line(shlex.split(argv), capsys, needle)
 
 
 @pytest.mark.parametrize(
@@ -98,12 +91,10 @@ def test_a_bad_schedule_names_the_field(
 ) -> None:
     path = tmp_path / "run.json"
     path.write_text(content, encoding="utf-8")
-    assert main(shlex.split(f"dpsgd --schedule {path} --delta 1e-5")) == 2
-    assert needle in capsys.readouterr().err
+    exit_2_one_line(shlex.split(f"dpsgd --schedule {path} --delta 1e-5"), capsys, needle)
 
 
 def test_a_bad_opacus_history_names_the_entry(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = tmp_path / "history.json"
     path.write_text("[[1.0, 0.1]]", encoding="utf-8")
-    assert main(shlex.split(f"dpsgd --opacus-history {path} --delta 1e-5")) == 2
-    assert "--opacus-history[0]" in capsys.readouterr().err
+    exit_2_one_line(shlex.split(f"dpsgd --opacus-history {path} --delta 1e-5"), capsys, "--opacus-history[0]")
