@@ -393,7 +393,27 @@ class Accountant:
         self, pairs: list[tuple[Event, Mechanism]], at: float, want_epsilon: bool, refine: int = 0
     ) -> Enclosure:
         """The PLD route (its default spacing halved ``refine`` times); records the size of the
-        composed grids in ``_pld_points`` for :meth:`_answer`'s refinement."""
+        composed grids in ``_pld_points`` for :meth:`_answer`'s refinement.
+
+        A ledger asked at more than :data:`DEFAULT_DPS` digits is also answered at the default
+        precision, and the answer is the intersection of the two (both certified): more digits
+        resolve smaller probabilities, but the wider tails they keep can make the grids coarsen
+        sooner (a Skellam(30) ledger's upper end rose by 2e-7 at 30 digits), and the same
+        question must not get a looser answer when asked more precisely — above all not one
+        above a target that :func:`accounting.calibration.calibrate` certified at the default.
+        """
+        answer = self._pld_at(self.dps, pairs, at, want_epsilon, refine)
+        if self.dps > DEFAULT_DPS:
+            points = self._pld_points
+            default = self._pld_at(DEFAULT_DPS, pairs, at, want_epsilon, refine)
+            self._pld_points = points
+            answer = Enclosure(max(answer.lo, default.lo), min(answer.hi, default.hi))
+        return answer
+
+    def _pld_at(
+        self, precision: int, pairs: list[tuple[Event, Mechanism]], at: float, want_epsilon: bool, refine: int
+    ) -> Enclosure:
+        """The PLD route's answer at ``precision`` digits (raised to resolve a tiny δ)."""
         from accounting import pld
 
         if any(isinstance(m, AddRemoveSum) for _, m in pairs):
@@ -402,14 +422,14 @@ class Accountant:
         # The PLD resolves probabilities to about 10^-dps: ask for δ or ε at a δ below that and
         # it answers ∞ (10 discrete Gaussians of σ = 3 at δ = 1e-50). Raise the precision to
         # resolve the δ asked for (or, for δ(ε), the δ found) with 8 digits to spare.
-        dps = max(self.dps, math.ceil(-math.log10(at)) + 8) if want_epsilon else self.dps
+        dps = max(precision, math.ceil(-math.log10(at)) + 8) if want_epsilon else precision
         dist = pld.compose_events(items, self.neighbouring, dps=dps, refine=refine)
         self._pld_points = dist.points
         if want_epsilon:
             return dist.epsilon(at)
         answer = dist.delta(at)
         if 0 < answer.hi < mp.mpf(10) ** (8 - dps):
-            needed = math.ceil(-float(mp.log10(answer.hi))) + self.dps + 8
+            needed = math.ceil(-float(mp.log10(answer.hi))) + precision + 8
             answer = pld.compose_events(items, self.neighbouring, dps=needed, refine=refine).delta(at)
         return answer
 

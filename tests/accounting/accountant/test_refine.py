@@ -69,3 +69,13 @@ def test_refinement_is_decided_by_grid_sizes_not_by_a_clock() -> None:
         answers.append(acc.epsilon(DELTA))
     assert answers[0] == answers[1]
     assert answers[0].candidates == answers[1].candidates
+
+
+@pytest.mark.slow
+def test_more_digits_never_give_a_looser_answer() -> None:
+    """At 30 digits a Skellam(30) ledger kept wider tails, its grids coarsened once more and the
+    upper end rose by 2e-7 above the 20-digit one: the answer now intersects both."""
+    at_default = Accountant("add-remove").compose(AdditiveNoise(Skellam(30), 1), 50).epsilon(1e-5, "pld")
+    precise = Accountant("add-remove", dps=30).compose(AdditiveNoise(Skellam(30), 1), 50).epsilon(1e-5, "pld")
+    assert precise.hi <= at_default.hi
+    assert precise.lo >= at_default.lo
