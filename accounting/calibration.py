@@ -66,6 +66,7 @@ from accounting.noise import (
 from accounting.progress import Progress, current, report, reporting
 from accounting.search import MAX_STEP as MAX_STEP
 from accounting.search import bracket_and_search
+from accounting.subsampling import SAMPLINGS, sampled
 from accounting.summation import SHUFFLE_SUM_PROTOCOLS, ShuffleSumParameters, shuffle_sum_parameters
 
 __all__ = [
@@ -270,10 +271,6 @@ def calibrate(
     return _result(search, theta, setup, target, d, k, n)
 
 
-#: How a sampled release draws its batch (``calibrate(sampling=...)``, ``dp-account --sampling``).
-SAMPLINGS = ("poisson", "fixed")
-
-
 def _sampled(
     setup: _Setup, rate: float, how: str, target: float, d: float, k: int, start: float | None
 ) -> _Setup:
@@ -286,15 +283,12 @@ def _sampled(
     """
     if setup.family == "custom":
         raise ParameterError("sampling_rate", rate, "None with a constructor (sample inside it)")
-    from accounting.subsampling import PoissonSampled, SampledWithoutReplacement
-
     inner = setup.build
-    sampler = PoissonSampled if how == "poisson" else SampledWithoutReplacement
 
     def build(theta: float) -> EventLike | Accountant:
         made = inner(theta)
         assert isinstance(made, AdditiveNoise | DistributedSum)
-        return sampler(made, rate)
+        return sampled(made, rate, how)
 
     first = setup.first
     if start is None:

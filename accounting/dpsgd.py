@@ -38,12 +38,12 @@ from typing import Any
 
 from accounting import validate as v
 from accounting.accountant import Accountant, EventLike
-from accounting.calibration import SAMPLINGS, Calibration, calibrate
+from accounting.calibration import Calibration, calibrate
 from accounting.certified import DEFAULT_DPS, Enclosure
 from accounting.errors import ParameterError, ParameterTypeError
 from accounting.mechanisms import AdditiveNoise
 from accounting.noise import Gaussian
-from accounting.subsampling import PoissonSampled, SampledWithoutReplacement
+from accounting.subsampling import SAMPLINGS, sampled
 
 __all__ = [
     "OpacusCertificate",
@@ -87,29 +87,29 @@ class Phase:
 
     def event(self, sampling: str = "poisson") -> EventLike:
         """One step: the Gaussian mechanism (contribution bound 1) on a sampled batch."""
-        step = AdditiveNoise(Gaussian(self.noise_multiplier), 1)
-        if sampling == "poisson":
-            return PoissonSampled(step, self.sample_rate)
-        return SampledWithoutReplacement(step, self.sample_rate)
+        return sampled(AdditiveNoise(Gaussian(self.noise_multiplier), 1), self.sample_rate, sampling)
 
 
-def _phases(schedule: object) -> list[Phase]:
-    """A schedule as phases: :class:`Phase` s or ``(sample_rate, noise_multiplier, steps)`` triples."""
-    if isinstance(schedule, str | bytes) or not isinstance(schedule, Iterable):
-        raise ParameterTypeError("schedule", schedule, "a sequence of Phase or (q, sigma, steps) triples")
+def _phases(items: object, name: str = "schedule", opacus: bool = False) -> list[Phase]:
+    """Phases from :class:`Phase` s or triples named ``name[i]`` in errors: ``(sample_rate,
+    noise_multiplier, steps)``, or with ``opacus`` Opacus's ``(noise_multiplier, sample_rate, steps)``."""
+    triple = "(noise_multiplier, sample_rate, steps)" if opacus else "(sample_rate, noise_multiplier, steps)"
+    if isinstance(items, str | bytes) or not isinstance(items, Iterable):
+        raise ParameterTypeError(name, items, f"a sequence of {triple} triples")
     phases: list[Phase] = []
-    for i, item in enumerate(schedule):
-        if isinstance(item, Phase):
+    for i, item in enumerate(items):
+        if isinstance(item, Phase) and not opacus:
             phases.append(item)
             continue
         if isinstance(item, str | bytes) or not isinstance(item, Sequence) or len(item) != 3:
-            raise ParameterTypeError(f"schedule[{i}]", item, "a Phase or a (q, sigma, steps) triple")
+            raise ParameterTypeError(f"{name}[{i}]", item, f"a {triple} triple")
+        first, second, count = item
         try:
-            phases.append(Phase(*item))
+            phases.append(Phase(second, first, count) if opacus else Phase(first, second, count))
         except (ParameterError, ParameterTypeError) as err:
-            raise type(err)(f"schedule[{i}].{err.name}", err.value, err.valid) from None
+            raise type(err)(f"{name}[{i}].{err.name}", err.value, err.valid) from None
     if not any(p.steps for p in phases):
-        raise ParameterError("schedule", schedule, "at least one phase with steps >= 1")
+        raise ParameterError(name, items, "at least one entry with steps >= 1")
     return phases
 
 
@@ -228,22 +228,7 @@ def noise_multiplier(
 def opacus_schedule(history: object) -> list[Phase]:
     """The phases of an Opacus accountant's ``history``: ``(noise_multiplier, sample_rate, steps)``
     entries (Opacus's order, which differs from :class:`Phase`'s)."""
-    if isinstance(history, str | bytes) or not isinstance(history, Iterable):
-        raise ParameterTypeError("history", history, "a sequence of (noise_multiplier, sample_rate, steps)")
-    phases: list[Phase] = []
-    for i, entry in enumerate(history):
-        if isinstance(entry, str | bytes) or not isinstance(entry, Sequence) or len(entry) != 3:
-            raise ParameterTypeError(
-                f"history[{i}]", entry, "a (noise_multiplier, sample_rate, steps) triple"
-            )
-        sigma, rate, count = entry
-        try:
-            phases.append(Phase(rate, sigma, count))
-        except (ParameterError, ParameterTypeError) as err:
-            raise type(err)(f"history[{i}].{err.name}", err.value, err.valid) from None
-    if not any(p.steps for p in phases):
-        raise ParameterError("history", history, "at least one entry with steps >= 1")
-    return phases
+    return _phases(history, "history", opacus=True)
 
 
 @dataclass(frozen=True)
@@ -285,20 +270,25 @@ def certify_opacus(
     accountant_or_history: Any,
     delta: float,
     *,
+    opacus_epsilon: float | None = None,
     neighbouring: str = DEFAULT_RELATION,
     route: str = "auto",
     dps: int = DEFAULT_DPS,
 ) -> OpacusCertificate:
     """Certify an Opacus accountant's run (its ``history``; Poisson sampling, as Opacus samples) and
     say how far its own ``get_epsilon(delta)`` was from the certified ε. A bare history (a list of
-    ``(noise_multiplier, sample_rate, steps)``) is certified alone. Opacus itself is not needed."""
+    ``(noise_multiplier, sample_rate, steps)``) is certified alone, or beside ``opacus_epsilon``,
+    the ε Opacus printed for it. Opacus itself is not needed."""
     d = v.open_unit("delta", delta)
     history = getattr(accountant_or_history, "history", accountant_or_history)
     certified = schedule_epsilon(opacus_schedule(history), d, neighbouring=neighbouring, route=route, dps=dps)
     theirs: float | None = None
     verdict: str | None = None
-    if hasattr(accountant_or_history, "get_epsilon"):
+    if opacus_epsilon is not None:
+        theirs = v.nonnegative_or_inf("opacus_epsilon", opacus_epsilon)
+    elif hasattr(accountant_or_history, "get_epsilon"):
         theirs = float(accountant_or_history.get_epsilon(d))
+    if theirs is not None:
         if not math.isfinite(theirs) or theirs > certified.upper:
             verdict = "loose"
         elif theirs < certified.lower:

@@ -130,10 +130,12 @@ from accounting.noise import (
 from accounting.special import erfc as _erfc
 
 __all__ = [
+    "SAMPLINGS",
     "LatticeMixture",
     "MixturePair",
     "PoissonSampled",
     "SampledWithoutReplacement",
+    "sampled",
 ]
 
 FloatArray = NDArray[np.float64]
@@ -765,3 +767,16 @@ class SampledWithoutReplacement(_Subsampled):
         d2 = self._shift(2)
         zero: float = 0 if isinstance(x, LatticeNoise) else 0.0
         return {"remove": MixturePair(x, q, d2), "add": MixturePair(x, Fraction(0), zero, q, -d2)}
+
+
+#: How a sampled release draws its batch: ``"poisson"`` (:class:`PoissonSampled`) or ``"fixed"``
+#: (:class:`SampledWithoutReplacement`); ``dp-account --sampling`` and ``calibrate(sampling=)``.
+SAMPLINGS = ("poisson", "fixed")
+
+
+def sampled(
+    mechanism: AdditiveNoise | DistributedSum, rate: float | Fraction, sampling: str = "poisson"
+) -> PoissonSampled | SampledWithoutReplacement:
+    """``mechanism`` run on a batch sampled at ``rate`` the way ``sampling`` names (:data:`SAMPLINGS`)."""
+    how = v.choice("sampling", sampling, SAMPLINGS)
+    return PoissonSampled(mechanism, rate) if how == "poisson" else SampledWithoutReplacement(mechanism, rate)

@@ -33,8 +33,8 @@ from accounting.cli.noise_options import (
     lattice_sensitivity,
     noise_text,
     relation,
+    sampling_of,
 )
-from accounting.errors import ParameterError
 from accounting.mechanisms import Mechanism
 from accounting.noise import Gaussian, Polya, Skellam, family_named
 
@@ -127,7 +127,7 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
             max_evaluations=args.max_evaluations,
             time_limit=args.time_limit,
             sampling_rate=args.sampling_rate,
-            sampling=_sampling(args),
+            sampling=sampling_of(args),
         )
     amount = noise_amount(cal)
     record: dict[str, object] = {
@@ -138,7 +138,7 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
             ("noise", "epsilon", "delta", "sensitivity", "compositions", "users", "route")
             + (("sampling_rate",) if args.sampling_rate is not None else ()),
         )
-        | ({"sampling": _sampling(args)} if args.sampling_rate is not None else {}),
+        | ({"sampling": sampling_of(args)} if args.sampling_rate is not None else {}),
         "parameter": amount.unit,
         amount.unit: amount.total,
         "noise": amount,
@@ -164,7 +164,7 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
         f"at delta = {args.delta:g} "
         f"over {args.compositions} composition(s)"
         + (
-            f" of batches sampled at q = {args.sampling_rate:g} ({_sampling(args)})"
+            f" of batches sampled at q = {args.sampling_rate:g} ({sampling_of(args)})"
             if args.sampling_rate is not None
             else ""
         )
@@ -186,13 +186,6 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
             f"(a larger {limit.split()[0]} narrows it)"
         )
     return emit(args, record, text)
-
-
-def _sampling(args: argparse.Namespace) -> str:
-    """``--sampling`` (Poisson by default), refused without ``--sampling-rate``."""
-    if args.sampling_rate is None and args.sampling is not None:
-        raise ParameterError("--sampling", args.sampling, "given together with --sampling-rate")
-    return str(args.sampling or "poisson")
 
 
 def _family_mechanism(mechanism: Mechanism | None) -> Mechanism:

@@ -90,7 +90,7 @@ def _steps(text: str) -> list[int]:
         ) from None
 
 
-def _mode(args: argparse.Namespace) -> str:
+def _mode(args: argparse.Namespace, steps: list[int]) -> str:
     """Which question the options ask, each option of another question refused."""
     given = {
         "run": args.noise_multiplier is not None,
@@ -116,15 +116,16 @@ def _mode(args: argparse.Namespace) -> str:
             )
     if args.opacus_epsilon is not None and mode != "opacus":
         raise ParameterError("--opacus-epsilon", args.opacus_epsilon, "given with --opacus-history")
-    if args.csv is not None and not (mode == "run" and len(_steps(args.steps)) > 1):
+    if args.csv is not None and not (mode == "run" and len(steps) > 1):
         raise ParameterError("--csv", args.csv, "given with --noise-multiplier and several --steps")
-    if mode == "calibrate" and len(_steps(args.steps)) != 1:
+    if mode == "calibrate" and len(steps) != 1:
         raise ParameterError("--steps", args.steps, "one step count with --epsilon")
     return mode
 
 
 def _cmd_dpsgd(args: argparse.Namespace) -> int:
-    mode = _mode(args)
+    steps = [] if args.steps is None else _steps(args.steps)
+    mode = _mode(args, steps)
     options: dict[str, Any] = {
         "neighbouring": args.neighbouring,
         "sampling": args.sampling,
@@ -143,7 +144,6 @@ def _cmd_dpsgd(args: argparse.Namespace) -> int:
     relation = f"{args.neighbouring} neighbours ({why})"
     with progress(args, "accounting"):
         if mode == "run":
-            steps = _steps(args.steps)
             curve = dpsgd.epsilon_curve(args.noise_multiplier, args.sample_rate, steps, args.delta, **options)
             lines = [f"after {s} steps: epsilon = {certified_text('epsilon', e)}" for s, e in curve]
             record |= {"noise_multiplier": args.noise_multiplier, "sample_rate": args.sample_rate}
@@ -158,7 +158,7 @@ def _cmd_dpsgd(args: argparse.Namespace) -> int:
             )
             text = "\n".join([head, *lines])
         elif mode == "calibrate":
-            (count,) = _steps(args.steps)
+            (count,) = steps
             budget = args.max_evaluations
             cal = dpsgd.noise_multiplier(
                 args.epsilon, args.delta, args.sample_rate, count, **options, max_evaluations=budget
@@ -197,11 +197,8 @@ def _file_answer(
             f"{len(phases)} phases: epsilon = {certified_text('epsilon', e)}",
         )
     history = _read_json("--opacus-history", args.opacus_history)
-    recorded = _Recorded(history, args.opacus_epsilon)
     options.pop("sampling")
-    cert = dpsgd.certify_opacus(
-        recorded if args.opacus_epsilon is not None else history, args.delta, **options
-    )
+    cert = dpsgd.certify_opacus(history, args.delta, opacus_epsilon=args.opacus_epsilon, **options)
     out: dict[str, object] = {
         "entries": len(history),
         "epsilon": cert.certified.upper,
@@ -211,18 +208,6 @@ def _file_answer(
     if cert.theirs is not None:
         out |= {"opacus_epsilon": cert.theirs, "verdict": cert.verdict}
     return out, str(cert)
-
-
-class _Recorded:
-    """An Opacus accountant as recorded: its history and the ε it printed."""
-
-    def __init__(self, history: Any, says: float | None) -> None:
-        self.history = history
-        self.says = says
-
-    def get_epsilon(self, delta: float) -> float:
-        assert self.says is not None
-        return self.says
 
 
 def _write_csv(path: str, curve: list[tuple[int, Enclosure]]) -> None:

@@ -189,18 +189,22 @@ def relation(args: argparse.Namespace) -> Neighbouring:
     return Neighbouring.parse(getattr(args, "neighbouring", Neighbouring.REPLACE_ONE.value))
 
 
+def sampling_of(args: argparse.Namespace) -> str:
+    """``--sampling`` (``poisson`` by default), refused without ``--sampling-rate``."""
+    if getattr(args, "sampling_rate", None) is None and getattr(args, "sampling", None) is not None:
+        raise ParameterError("--sampling", args.sampling, "given together with --sampling-rate")
+    return str(getattr(args, "sampling", None) or "poisson")
+
+
 def event_from_arguments(args: argparse.Namespace, mech: Mechanism) -> EventLike:
     """The release: the mechanism, or the mechanism on a sampled batch (``--sampling-rate``)."""
+    how = sampling_of(args)
     rate = getattr(args, "sampling_rate", None)
     if rate is None:
-        if getattr(args, "sampling", None) is not None:
-            raise ParameterError("--sampling", args.sampling, "given together with --sampling-rate")
         return mech
     from accounting import subsampling
 
-    if args.sampling in (None, "poisson"):
-        return subsampling.PoissonSampled(mech, rate)  # type: ignore[arg-type]
-    return subsampling.SampledWithoutReplacement(mech, rate)  # type: ignore[arg-type]
+    return subsampling.sampled(mech, rate, how)  # type: ignore[arg-type]
 
 
 def exact_compositions(args: argparse.Namespace, closed_form: bool) -> None:
