@@ -81,13 +81,16 @@ def _schedule(path: str) -> list[tuple[object, object, object]]:
 
 def _steps(text: str) -> list[int]:
     """``--steps N`` or ``N1,N2,...`` (a curve)."""
-    parts = text.split(",")
-    try:
-        return [v.count("--steps", int(p.strip())) for p in parts]
-    except ValueError:
-        raise ParameterError(
-            "--steps", text, "a positive integer or a comma-separated list of them"
-        ) from None
+    counts = []
+    for part in text.split(","):
+        try:
+            count = int(part.strip())
+        except ValueError:
+            raise ParameterError(
+                "--steps", text, "a positive integer or a comma-separated list of them"
+            ) from None
+        counts.append(v.count("--steps", count))
+    return counts
 
 
 def _mode(args: argparse.Namespace, steps: list[int]) -> str:

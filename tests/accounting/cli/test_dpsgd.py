@@ -65,6 +65,7 @@ def test_an_opacus_history_and_its_answer(capsys: pytest.CaptureFixture[str], tm
         ("dpsgd --noise-multiplier 1 --epsilon 1 --sample-rate 0.1 --steps 5 --delta 1e-5", "exactly one of"),
         ("dpsgd --noise-multiplier 1 --sample-rate 0.1 --steps 0 --delta 1e-5", "--steps"),
         ("dpsgd --noise-multiplier 1 --sample-rate 0.1 --steps x --delta 1e-5", "--steps"),
+        ("dpsgd --noise-multiplier 1 --sample-rate 0.1 --steps 2,1" + "0" * 30 + " --delta 1e-5", "10^18"),
         ("dpsgd --noise-multiplier 1 --sample-rate 0.1 --steps 5 --delta 1e-5 --csv c.csv", "--csv"),
         ("dpsgd --noise-multiplier 1 --sample-rate 0 --steps 5 --delta 1e-5", "--sample-rate"),
         ("dpsgd --noise-multiplier -1 --sample-rate 0.1 --steps 5 --delta 1e-5", "--noise-multiplier"),
