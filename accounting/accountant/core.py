@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import math
+from contextlib import nullcontext
 from typing import Any
 
 from mpmath import mp
@@ -415,6 +416,7 @@ class Accountant:
     ) -> Enclosure:
         """The PLD route's answer at ``precision`` digits (raised to resolve a tiny δ)."""
         from accounting import pld
+        from accounting.pld import exact_products
 
         if any(isinstance(m, AddRemoveSum) for _, m in pairs):
             raise UnsupportedEventError("a distributed sum under add-remove composes by no certified PLD")
@@ -422,15 +424,29 @@ class Accountant:
         # The PLD resolves probabilities to about 10^-dps: ask for δ or ε at a δ below that and
         # it answers ∞ (10 discrete Gaussians of σ = 3 at δ = 1e-50). Raise the precision to
         # resolve the δ asked for (or, for δ(ε), the δ found) with 8 digits to spare.
+        # Long compositions take float products (accounting.pld.grid.compose_rows), whose
+        # certified slack is far below a usual δ; at a δ it would loosen, compose exactly instead.
         dps = max(precision, math.ceil(-math.log10(at)) + 8) if want_epsilon else precision
-        dist = pld.compose_events(items, self.neighbouring, dps=dps, refine=refine)
-        self._pld_points = dist.points
+
+        def composed(digits: int, exact: bool = False) -> pld.ComposedPLD:
+            with exact_products() if exact else nullcontext():
+                return pld.compose_events(items, self.neighbouring, dps=digits, refine=refine)
+
+        dist = composed(dps)
         if want_epsilon:
+            if dist.loose_at(at):
+                dist = composed(dps, exact=True)
+            self._pld_points = dist.points
             return dist.epsilon(at)
         answer = dist.delta(at)
         if 0 < answer.hi < mp.mpf(10) ** (8 - dps):
-            needed = math.ceil(-float(mp.log10(answer.hi))) + precision + 8
-            answer = pld.compose_events(items, self.neighbouring, dps=needed, refine=refine).delta(at)
+            dps = math.ceil(-float(mp.log10(answer.hi))) + precision + 8
+            dist = composed(dps)
+            answer = dist.delta(at)
+        if dist.loose_at(float(answer.hi)):
+            dist = composed(dps, exact=True)
+            answer = dist.delta(at)
+        self._pld_points = dist.points
         return answer
 
     def _published(

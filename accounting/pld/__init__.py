@@ -43,13 +43,21 @@ from accounting.mechanisms.gaussian import (
 )
 from accounting.pld.coarsening import MAX_GRID_POINTS
 from accounting.pld.distribution import MAX_COMPOSITIONS, PrivacyLossDistribution
-from accounting.pld.ledger import ComposedPLD, compose_events, compose_mechanisms, event_distributions
+from accounting.pld.grid import exact_products
+from accounting.pld.ledger import (
+    SLACK_SHARE,
+    ComposedPLD,
+    compose_events,
+    compose_mechanisms,
+    event_distributions,
+)
 from accounting.pld.pairs import dominating_pairs
 from accounting.pld.spacing import default_spacing
 
 __all__ = [
     "MAX_COMPOSITIONS",
     "MAX_GRID_POINTS",
+    "SLACK_SHARE",
     "ComposedPLD",
     "PrivacyLossDistribution",
     "compose_events",
@@ -57,6 +65,7 @@ __all__ = [
     "default_spacing",
     "dominating_pairs",
     "event_distributions",
+    "exact_products",
     "gaussian_composition_delta",
     "gaussian_composition_epsilon",
     "gaussian_equivalent_sigma",

@@ -192,9 +192,10 @@ def _coarsen(side: Rows, up: bool, c: _Halving, bits: int) -> tuple[Rows, float]
         moved = float(a.sum() + b.sum()) / max(1.0, float(fine.sum()))
     kept = np.flatnonzero(out != 0)
     if not len(kept):
-        return Rows.of_ints(0, out[:0], side.infinite, bits), moved
+        return Rows.of_ints(0, out[:0], side.infinite, bits, side.slack), moved
     lo, hi = int(kept[0]), int(kept[-1]) + 1
-    return truncate_rows(Rows.of_ints(first // 2 + lo, out[lo:hi], side.infinite, bits), up), moved
+    rows = Rows.of_ints(first // 2 + lo, out[lo:hi], side.infinite, bits, side.slack)
+    return truncate_rows(rows, up), moved
 
 
 class Sides(NamedTuple):

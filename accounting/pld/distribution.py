@@ -29,7 +29,16 @@ from accounting.noise import DEFAULT_DPS
 from accounting.pld.atoms import CellTable
 from accounting.pld.coarsening import Sides, doubled, fit, levels_apart, lift, paired
 from accounting.pld.discretization import discretize
-from accounting.pld.grid import EXTRA_DPS, Grid, Rows, compose_rows, enclosed, fixed_point, shift_down
+from accounting.pld.grid import (
+    EXTRA_DPS,
+    FLOAT_SLACK,
+    Grid,
+    Rows,
+    compose_rows,
+    enclosed,
+    fixed_point,
+    shift_down,
+)
 from accounting.pld.pairs import Pair, mechanism_pair
 from accounting.progress import Progress, report
 from accounting.search import certify_upward, smallest_integer
@@ -175,7 +184,9 @@ class PrivacyLossDistribution:
         a = lift(a, self.spacing, up_self, bits, dps)
         b = a if other is self else lift(b, other.spacing, up_other, bits, dps)
         spacing = doubled(self.spacing, up_self)
-        sides = Sides(*(compose_rows(x, y, bits, up, same=other is self) for x, y, up in paired(a, b)))
+        sides = Sides(
+            *(compose_rows(x, y, bits, up, other is self, FLOAT_SLACK) for x, y, up in paired(a, b))
+        )
         sides, more = fit(sides, spacing, bits, dps)
         with precision(dps + EXTRA_DPS):
             offset = Enclosure.from_interval(enclosed(self.offset) + enclosed(other.offset))
@@ -205,6 +216,9 @@ class PrivacyLossDistribution:
         result: Sides | None = None
         result_level = 0
         n, done, total = k, 0, k.bit_length()
+        # Float products' slack: at most FLOAT_SLACK in all, a squaring's weighted by the number
+        # of times its result enters the composition (k >> (done + 1)).
+        share = FLOAT_SLACK / (2 * total)
         while True:
             if n & 1:
                 if result is None:
@@ -212,7 +226,9 @@ class PrivacyLossDistribution:
                 else:
                     fine = doubled(self.spacing, result_level)
                     lifted = lift(result, fine, base_level - result_level, bits, dps)
-                    result = Sides(*(compose_rows(x, y, bits, up) for x, y, up in paired(lifted, base)))
+                    result = Sides(
+                        *(compose_rows(x, y, bits, up, False, share) for x, y, up in paired(lifted, base))
+                    )
                     result, more = fit(result, doubled(self.spacing, base_level), bits, dps)
                     result_level = base_level + more
             n >>= 1
@@ -220,7 +236,8 @@ class PrivacyLossDistribution:
             report(done, total, progress)
             if not n:
                 break
-            base = Sides(*(compose_rows(x, x, bits, up, same=True) for x, _, up in paired(base, base)))
+            allowance = share / max(1, k >> done)
+            base = Sides(*(compose_rows(x, x, bits, up, True, allowance) for x, _, up in paired(base, base)))
             base, more = fit(base, doubled(self.spacing, base_level), bits, dps)
             base_level += more
         assert result is not None
@@ -255,6 +272,12 @@ class PrivacyLossDistribution:
     def grid_points(self) -> int:
         """Number of grid points held (the longer of the two sides)."""
         return max(len(self.pessimistic.masses), len(self.optimistic.masses))
+
+    @property
+    def slack(self) -> float:
+        """An upper bound on the mass float products moved (:attr:`~accounting.pld.grid.Grid.slack`,
+        the larger side's): how much ``δ(ε)`` may be loose because of them."""
+        return max(self.pessimistic.slack, self.optimistic.slack)
 
     @property
     def loss_range(self) -> tuple[float, float]:

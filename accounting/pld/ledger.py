@@ -38,7 +38,12 @@ from accounting.pld.spacing import RELATIVE_SPACING, default_spacing, power_of_t
 from accounting.progress import Progress, current, report, reporting
 from accounting.subsampling import MixturePair
 
-__all__ = ["ComposedPLD", "compose_events", "compose_mechanisms", "event_distributions"]
+__all__ = ["SLACK_SHARE", "ComposedPLD", "compose_events", "compose_mechanisms", "event_distributions"]
+
+
+#: The share of a δ that float products may loosen it by (:meth:`ComposedPLD.loose_at`): ``2^-20``,
+#: which moves ε by about a millionth of itself.
+SLACK_SHARE = 2.0**-20
 
 
 @dataclass(frozen=True)
@@ -69,6 +74,17 @@ class ComposedPLD:
     def points(self) -> int:
         """The points of the largest composed grid (0 for the Gaussian closed form)."""
         return max((len(d.pessimistic.masses) for d in self.directions.values()), default=0)
+
+    @property
+    def slack(self) -> float:
+        """How much float products may have loosened ``δ`` (:attr:`PrivacyLossDistribution.slack`)."""
+        return max((d.slack for d in self.directions.values()), default=0.0)
+
+    def loose_at(self, delta: float) -> bool:
+        """Whether the float products' :attr:`slack` is more than :data:`SLACK_SHARE` of ``delta``:
+        an answer at ``delta`` should then be composed with exact products
+        (:func:`~accounting.pld.grid.exact_products`)."""
+        return self.slack > SLACK_SHARE * float(delta)
 
     def delta(self, epsilon: float) -> Enclosure:
         """``δ(ε)`` of the ledger, certified: the largest over the directions."""
