@@ -15,13 +15,14 @@ of :mod:`accounting.noise`).
 
 Long sequences of probabilities are convolved in floating point instead (:func:`fft_convolve`),
 with a rigorous bound on the rounding error of the whole computation that the caller absorbs in
-the direction its answer must err (:func:`accounting.pld.grid.compose_rows`).
+the direction its answer must err (:func:`accounting.pld.products.compose_rows`).
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import Any
 
 import mpmath.libmp
 import numpy as np
@@ -91,9 +92,9 @@ def _rows(values: Sequence[int]) -> NDArray[np.uint8]:
 
 
 def fft_convolve(
-    a: NDArray[np.float64], b: NDArray[np.float64], same: bool = False
+    a: NDArray[np.floating[Any]], b: NDArray[np.floating[Any]], same: bool = False
 ) -> tuple[NDArray[np.longdouble], float]:
-    """The convolution of two nonnegative float64 sequences by FFT, and a bound on its ℓ1 error.
+    """The convolution of two nonnegative float sequences by FFT, and a bound on its ℓ1 error.
 
     Returns ``(c, e)``: ``c`` (long double) has ``len(a) + len(b) - 1`` entries, all ``>= 0``, and
     ``Σ |c_i - (a * b)_i| <= e`` for the exact convolution ``a * b`` of the given floats
@@ -132,7 +133,7 @@ def _padded(n: int) -> int:
     return 1 << max(1, (n - 1).bit_length())
 
 
-def fft_error(a: NDArray[np.float64], b: NDArray[np.float64], same: bool = False) -> float:
+def fft_error(a: NDArray[np.floating[Any]], b: NDArray[np.floating[Any]], same: bool = False) -> float:
     """The bound on the ℓ1 error of :func:`fft_convolve` of ``a`` and ``b`` (see there)."""
     n = len(a) + len(b) - 1
     size = _padded(n)

@@ -424,13 +424,15 @@ class Accountant:
         # The PLD resolves probabilities to about 10^-dps: ask for δ or ε at a δ below that and
         # it answers ∞ (10 discrete Gaussians of σ = 3 at δ = 1e-50). Raise the precision to
         # resolve the δ asked for (or, for δ(ε), the δ found) with 8 digits to spare.
-        # Long compositions take float products (accounting.pld.grid.compose_rows), whose
+        # Long compositions take float products (accounting.pld.products.compose_rows), whose
         # certified slack is far below a usual δ; at a δ it would loosen, compose exactly instead.
         dps = max(precision, math.ceil(-math.log10(at)) + 8) if want_epsilon else precision
 
         def composed(digits: int, exact: bool = False) -> pld.ComposedPLD:
+            # ε(δ): float products may move a share of the δ asked (per event, over the ledger)
+            slack = at * pld.SLACK_SHARE / (2 * len(items)) if want_epsilon else pld.FLOAT_SLACK
             with exact_products() if exact else nullcontext():
-                return pld.compose_events(items, self.neighbouring, dps=digits, refine=refine)
+                return pld.compose_events(items, self.neighbouring, dps=digits, refine=refine, slack=slack)
 
         dist = composed(dps)
         if want_epsilon:

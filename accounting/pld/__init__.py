@@ -17,8 +17,9 @@ optimistic one (a mean-preserving contraction of the loss), so that every answer
 
 The package, from the bottom up (each module builds on the ones before it):
 
-* :mod:`~accounting.pld.grid` — one side: a fixed-point measure on the grid, composed by exact
-  convolution (:mod:`accounting.convolution`);
+* :mod:`~accounting.pld.grid` — one side: a fixed-point measure on the grid;
+* :mod:`~accounting.pld.products` — the product of two sides: exact (:mod:`accounting.convolution`),
+  by FFT with a certified error, or both (:func:`exact_products` turns the FFT off);
 * :mod:`~accounting.pld.coarsening` — a side moved onto twice the spacing (:data:`MAX_GRID_POINTS`);
 * :mod:`~accounting.pld.pairs` — the dominating pairs of each event (:func:`dominating_pairs`);
 * :mod:`~accounting.pld.atoms` — the loss atoms (points or cells) of one pair;
@@ -43,7 +44,6 @@ from accounting.mechanisms.gaussian import (
 )
 from accounting.pld.coarsening import MAX_GRID_POINTS
 from accounting.pld.distribution import MAX_COMPOSITIONS, PrivacyLossDistribution
-from accounting.pld.grid import exact_products
 from accounting.pld.ledger import (
     SLACK_SHARE,
     ComposedPLD,
@@ -52,9 +52,11 @@ from accounting.pld.ledger import (
     event_distributions,
 )
 from accounting.pld.pairs import dominating_pairs
+from accounting.pld.products import FLOAT_SLACK, exact_products
 from accounting.pld.spacing import default_spacing
 
 __all__ = [
+    "FLOAT_SLACK",
     "MAX_COMPOSITIONS",
     "MAX_GRID_POINTS",
     "SLACK_SHARE",

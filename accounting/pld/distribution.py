@@ -29,17 +29,9 @@ from accounting.noise import DEFAULT_DPS
 from accounting.pld.atoms import CellTable
 from accounting.pld.coarsening import Sides, doubled, fit, levels_apart, lift, paired
 from accounting.pld.discretization import discretize
-from accounting.pld.grid import (
-    EXTRA_DPS,
-    FLOAT_SLACK,
-    Grid,
-    Rows,
-    compose_rows,
-    enclosed,
-    fixed_point,
-    shift_down,
-)
+from accounting.pld.grid import EXTRA_DPS, Grid, Rows, enclosed, fixed_point, shift_down
 from accounting.pld.pairs import Pair, mechanism_pair
+from accounting.pld.products import FLOAT_SLACK, compose_rows
 from accounting.progress import Progress, report
 from accounting.search import certify_upward, smallest_integer
 from accounting.subsampling import MixturePair
@@ -155,18 +147,20 @@ class PrivacyLossDistribution:
         return pair_distribution(pair, h, v.dps("dps", dps))
 
     # -- composition ----------------------------------------------------------------------
-    def compose(self, other: PrivacyLossDistribution) -> PrivacyLossDistribution:
+    def compose(self, other: PrivacyLossDistribution, slack: float = FLOAT_SLACK) -> PrivacyLossDistribution:
         """The PLD of running both mechanisms (independent noise): losses add.
 
         Grids whose spacings differ by a power of two are composed on the coarser one (the finer
         is coarsened, :func:`accounting.pld.coarsening._coarsen`); a composed side of more than
-        :data:`~accounting.pld.coarsening.MAX_GRID_POINTS` points is coarsened too.
+        :data:`~accounting.pld.coarsening.MAX_GRID_POINTS` points is coarsened too. ``slack`` is
+        the mass float products may move (:mod:`accounting.pld.products`; 0: exact products).
 
         Raises
         ------
         ParameterError
             When the two spacings differ by other than a power of two.
         """
+        slack = v.nonnegative("slack", slack)
         if not isinstance(other, PrivacyLossDistribution):
             raise ParameterTypeError("other", other, "a PrivacyLossDistribution")
         up_self, up_other = levels_apart(self.spacing, other.spacing)
@@ -184,16 +178,16 @@ class PrivacyLossDistribution:
         a = lift(a, self.spacing, up_self, bits, dps)
         b = a if other is self else lift(b, other.spacing, up_other, bits, dps)
         spacing = doubled(self.spacing, up_self)
-        sides = Sides(
-            *(compose_rows(x, y, bits, up, other is self, FLOAT_SLACK) for x, y, up in paired(a, b))
-        )
+        sides = Sides(*(compose_rows(x, y, bits, up, other is self, slack) for x, y, up in paired(a, b)))
         sides, more = fit(sides, spacing, bits, dps)
         with precision(dps + EXTRA_DPS):
             offset = Enclosure.from_interval(enclosed(self.offset) + enclosed(other.offset))
         exact = self.exact_grid and other.exact_grid and up_self + up_other + more == 0
         return self._made(sides, doubled(spacing, more), offset, bits, dps, exact)
 
-    def self_compose(self, count: int, progress: Progress | None = None) -> PrivacyLossDistribution:
+    def self_compose(
+        self, count: int, progress: Progress | None = None, slack: float = FLOAT_SLACK
+    ) -> PrivacyLossDistribution:
         """The ``count``-fold composition, by repeated squaring (on byte rows, :class:`Rows`).
 
         A side that grows beyond :data:`~accounting.pld.coarsening.MAX_GRID_POINTS` points is
@@ -208,7 +202,12 @@ class PrivacyLossDistribution:
             Called as ``progress(done, total)`` after each squaring (``total`` is the number of
             binary digits of ``k``); by default the current context's callback
             (:func:`accounting.progress.reporting`, what a progress bar sets).
+        slack : float
+            The mass float products may move in all (:mod:`accounting.pld.products`), spread over
+            the squarings by how often each result is used: ``δ(ε)`` may be loose by that much
+            (:attr:`slack` of the result). 0 takes exact products only.
         """
+        slack = v.nonnegative("slack", slack)
         why = "one squaring per binary digit of the count, about a third of a second each"
         k = v.integer("count", count, minimum=1, maximum=MAX_COMPOSITIONS, why=why)
         bits, dps = self.bits, self.dps
@@ -216,9 +215,9 @@ class PrivacyLossDistribution:
         result: Sides | None = None
         result_level = 0
         n, done, total = k, 0, k.bit_length()
-        # Float products' slack: at most FLOAT_SLACK in all, a squaring's weighted by the number
+        # Float products' slack: at most ``slack`` in all, a squaring's weighted by the number
         # of times its result enters the composition (k >> (done + 1)).
-        share = FLOAT_SLACK / (2 * total)
+        share = slack / (2 * total)
         while True:
             if n & 1:
                 if result is None:

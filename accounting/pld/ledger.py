@@ -34,6 +34,7 @@ from accounting.noise import DEFAULT_DPS, Gaussian
 from accounting.pld.atoms import CellTable
 from accounting.pld.distribution import MAX_COMPOSITIONS, PrivacyLossDistribution, pair_distribution
 from accounting.pld.pairs import Pair, dominating_pairs, lattice_pair
+from accounting.pld.products import FLOAT_SLACK
 from accounting.pld.spacing import RELATIVE_SPACING, default_spacing, power_of_two_below
 from accounting.progress import Progress, current, report, reporting
 from accounting.subsampling import MixturePair
@@ -83,7 +84,7 @@ class ComposedPLD:
     def loose_at(self, delta: float) -> bool:
         """Whether the float products' :attr:`slack` is more than :data:`SLACK_SHARE` of ``delta``:
         an answer at ``delta`` should then be composed with exact products
-        (:func:`~accounting.pld.grid.exact_products`)."""
+        (:func:`~accounting.pld.products.exact_products`)."""
         return self.slack > SLACK_SHARE * float(delta)
 
     def delta(self, epsilon: float) -> Enclosure:
@@ -108,6 +109,7 @@ def compose_events(
     dps: int = DEFAULT_DPS,
     progress: Progress | None = None,
     refine: int = 0,
+    slack: float = FLOAT_SLACK,
 ) -> ComposedPLD:
     """Compose a ledger of events by certified PLD convolution, per direction.
 
@@ -135,6 +137,12 @@ def compose_events(
     refine : int
         Halve the default spacing this many times (a finer grid: a tighter enclosure, at about
         twice the cost per halving). Ignored with ``spacing`` and on exact lattices.
+    slack : float
+        The mass each composition's float products may move (:mod:`accounting.pld.products`):
+        ``δ(ε)`` may be loose by about that much times the number of events (the result's
+        :attr:`ComposedPLD.slack` says how much). Ask for a share of the δ you will query
+        (:data:`SLACK_SHARE`, as the :class:`~accounting.accountant.Accountant` does); 0 takes
+        exact products only.
 
     Returns
     -------
@@ -151,6 +159,7 @@ def compose_events(
     counted = _counted(items)
     h = None if spacing is None else v.positive("spacing", spacing)
     dps = v.dps("dps", dps)
+    slack = v.nonnegative("slack", slack)
     if all(isinstance(e, AdditiveNoise) and isinstance(e.noise, Gaussian) for e, _ in counted):
         sigmas = [(e.noise.sigma, e.sensitivity, k) for e, k in counted]  # type: ignore[attr-defined]
         return ComposedPLD(relation, {}, gaussian_equivalent_sigma(sigmas))
@@ -175,15 +184,7 @@ def compose_events(
     def step(done: int, total: int) -> None:
         report(finished + done, steps, outer)
 
-    for listed in per_direction.values():
-        for count in _merge(listed).values():
-            if count > MAX_COMPOSITIONS:
-                raise UnsupportedError(
-                    f"compositions={count} of one event are more than the PLD route squares out "
-                    f"(at most {MAX_COMPOSITIONS:.0e}: one squaring of a grid per binary digit of the "
-                    "count, about a third of a second each); the routes 'rdp', 'zcdp', 'pure' and "
-                    "'published' compose any count at once"
-                )
+    _check_counts(per_direction)
     for direction, listed in per_direction.items():
         key = tuple(sorted(_merge(listed).items(), key=repr))
         if key in done:  # both directions are the same ledger of pairs: compose once
@@ -193,13 +194,26 @@ def compose_events(
             if pair not in cache:
                 cache[pair] = pair_distribution(pair, h, dps, tables)
             with reporting(None):
-                part = cache[pair].self_compose(count, step)
+                part = cache[pair].self_compose(count, step, slack)
             finished += count.bit_length()
-            result = part if result is None else result.compose(part)
+            result = part if result is None else result.compose(part, slack)
         assert result is not None
         done[key] = result
         directions[direction] = result
     return ComposedPLD(relation, directions)
+
+
+def _check_counts(per_direction: dict[str, list[tuple[Pair, int]]]) -> None:
+    """Refuse a count of one event above :data:`MAX_COMPOSITIONS`."""
+    for listed in per_direction.values():
+        for count in _merge(listed).values():
+            if count > MAX_COMPOSITIONS:
+                raise UnsupportedError(
+                    f"compositions={count} of one event are more than the PLD route squares out "
+                    f"(at most {MAX_COMPOSITIONS:.0e}: one squaring of a grid per binary digit of the "
+                    "count, about a third of a second each); the routes 'rdp', 'zcdp', 'pure' and "
+                    "'published' compose any count at once"
+                )
 
 
 def _counted(items: Iterable[tuple[object, int]]) -> list[tuple[object, int]]:
