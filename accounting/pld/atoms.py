@@ -30,10 +30,12 @@ from functools import lru_cache
 import numpy as np
 from mpmath import iv, mp
 
+from accounting.balls import arb, ball, ball_of, ball_precision, lower_of, upper_of
 from accounting.certified import Interval, Mpf, lower, precision, to_interval, upper
 from accounting.divergence import check_size, pmf_tables
 from accounting.errors import UnsupportedError
-from accounting.noise import DiscreteLaplace, LatticeNoise, Shifted
+from accounting.mixture_cells import gaussian_losses, gaussian_masses
+from accounting.noise import DiscreteLaplace, Gaussian, LatticeNoise, Shifted
 from accounting.pld.pairs import CitedPair, Pair, exact_lattice
 from accounting.subsampling import MixturePair
 
@@ -55,30 +57,33 @@ class _Point:
 class CellTable:
     """The cells of the output axis of a continuous pair with a nondecreasing loss.
 
-    ``losses[i]`` encloses the loss at the boundary ``x_i`` (increasing); ``masses[i]`` are the
+    All are Arb balls (:mod:`accounting.balls`). ``losses[i]`` encloses the loss at the boundary
+    ``x_i`` (increasing); ``masses[i]`` are the
     ``P`` and ``Q`` masses of the cell ``(x_{i-1}, x_i]`` (with ``x_{-1} = -∞``, ``x_n = +∞``), so
     each cell's loss lies between the losses of its ends; ``bottom`` and ``top`` enclose
     ``L(-∞)`` and ``L(+∞)`` (``None``: infinite).
     """
 
-    losses: list[Interval]
-    masses: list[tuple[Interval, Interval]]
-    bottom: Interval | None
-    top: Interval | None
+    losses: list[arb]
+    masses: list[tuple[arb, arb]]
+    bottom: arb | None
+    top: arb | None
 
     def shifted(self, offset: Mpf) -> CellTable:
-        """The same cells with every loss measured from ``offset`` (current precision).
+        """The same cells with every loss measured from ``offset`` (at the current ``iv`` precision).
 
         ``Q``-masses are scaled by ``e^{offset}``, so that ``Q = Σ P e^{-loss}`` still holds with
         the shifted losses (the two-point split and the ``Q``-weighted means rely on it).
         """
-        scale = iv.exp(iv.mpf(offset))
-        return CellTable(
-            [loss - offset for loss in self.losses],
-            [(p, q * scale) for p, q in self.masses],
-            None if self.bottom is None else self.bottom - offset,
-            None if self.top is None else self.top - offset,
-        )
+        with ball_precision(iv.prec):
+            shift = ball(offset)
+            scale = shift.exp()
+            return CellTable(
+                [loss - shift for loss in self.losses],
+                [(p, q * scale) for p, q in self.masses],
+                None if self.bottom is None else self.bottom - shift,
+                None if self.top is None else self.top - shift,
+            )
 
     def reversed(self) -> CellTable:
         """The table of :meth:`MixturePair.reversed`: ``x -> -x``, ``P`` and ``Q`` swapped, losses negated."""
@@ -153,7 +158,7 @@ def _flat_bottom(table: CellTable) -> Mpf | None:
     """The loss of the bottom cell when it is an atom (Laplace noise is flat below its components)."""
     if table.bottom is None or not table.losses:
         return None
-    low, high = lower(table.bottom), upper(table.losses[0])
+    low, high = lower_of(table.bottom), upper_of(table.losses[0])
     with precision(15):
         flat = high - low <= mp.ldexp(max(mp.one, abs(low)), -60)
     return low if flat else None
@@ -316,11 +321,15 @@ def _cell_table(pair: MixturePair, h: float, bits: int, dps: int) -> CellTable:
                 m -= 1
             i += 1 << m
     boundaries = sorted({x for x in chosen if xa <= x <= xb})
-    with precision(dps + CELL_DPS):
-        masses = pair.masses(boundaries)
-        losses = pair.losses(boundaries)
+    with precision(dps + CELL_DPS), ball_precision(iv.prec):
+        if isinstance(pair.noise, Gaussian):
+            masses = gaussian_masses(pair, boundaries)
+            losses = gaussian_losses(pair, boundaries)
+        else:
+            masses = [(ball_of(p), ball_of(q)) for p, q in pair.masses(boundaries)]
+            losses = [ball_of(x) for x in pair.losses(boundaries)]
         for left, right in itertools.pairwise(losses):
-            if upper(right) < lower(left):
+            if right.upper() < left.lower():
                 raise AssertionError(f"the loss of {pair!r} is not monotone where it must be")
-        bottom, top = pair.loss_limits()
+        bottom, top = (None if x is None else ball_of(x) for x in pair.loss_limits())
         return CellTable(losses, masses, bottom, top)

@@ -50,11 +50,13 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
+from functools import lru_cache
 from typing import NamedTuple
 
 import mpmath.libmp
 from mpmath import iv, mp
 
+from accounting.balls import arb, ball_precision, lower_of, upper_of
 from accounting.certified import Enclosure, Interval, Mpf, lower, precision, upper
 from accounting.pld.atoms import CELL_DPS, Atoms, CellTable, pair_atoms
 from accounting.pld.grid import Grid, binary_parts, fixed_point, probability_bits, scale_int, truncate
@@ -113,16 +115,16 @@ class _SplitRule:
         pess[self.j_lo] = pess.get(self.j_lo, 0) + p_up - top
 
 
-def _split_rule(loss: Interval, h: float) -> _SplitRule:
-    """Connect the dots (Doroshenko, Ghazi, Kamath, Kumar & Manurangsi 2022) for a loss in ``loss``.
+def _split_rule(top: Mpf, h: float) -> _SplitRule:
+    """Connect the dots (Doroshenko, Ghazi, Kamath, Kumar & Manurangsi 2022) for a loss at most ``top``.
 
-    The mass is first moved to the upper end ``l`` of the enclosure (a higher loss at the same
-    ``P``-mass only raises δ, for every composition), then split between ``j_lo = ⌊l/h⌋`` and
-    ``j_hi = ⌈l/h⌉`` preserving ``Σ p`` and ``Σ p e^{-l}``: the share at ``j_hi`` is
-    ``w = (1 - e^{-(l - j_lo h)})/(1 - e^{-h})`` (rounded up by the caller's use of its upper end).
+    The mass is first moved to ``top``, the upper end of the loss's enclosure (a higher loss at the
+    same ``P``-mass only raises δ, for every composition), then split between
+    ``j_lo = ⌊top/h⌋`` and ``j_hi = ⌈top/h⌉`` preserving ``Σ p`` and ``Σ p e^{-l}``: the share at
+    ``j_hi`` is ``w = (1 - e^{-(top - j_lo h)})/(1 - e^{-h})`` (rounded up by the caller's use of
+    its upper end).
     """
     hf = Fraction(h)
-    top = upper(loss)
     j_lo = _floor_steps(top, hf)
     j_hi = _ceil_steps(top, hf)
     if j_lo == j_hi:
@@ -133,15 +135,21 @@ def _split_rule(loss: Interval, h: float) -> _SplitRule:
     step = lib.from_float(h)
     d = lib.mpf_sub(binary_parts(top), lib.mpf_mul(lib.from_int(j_lo), step), prec, "c")
     num = lib.mpf_sub(lib.fone, lib.mpf_exp(lib.mpf_neg(d), prec, "f"), prec, "c")
-    den = lib.mpf_sub(lib.fone, lib.mpf_exp(lib.mpf_neg(step), prec, "c"), prec, "f")
-    w = mp.make_mpf(lib.mpf_div(num, den, prec, "c"))
+    w = mp.make_mpf(lib.mpf_div(num, _split_denominator(h, prec), prec, "c"))
     return _SplitRule(j_lo, j_hi, min(mp.one, max(mp.zero, w)))
+
+
+@lru_cache(maxsize=64)
+def _split_denominator(h: float, prec: int) -> tuple[int, int, int, int]:
+    """``1 - e^{-h}`` rounded down at ``prec`` bits (libmp's raw form)."""
+    lib = mpmath.libmp
+    return lib.mpf_sub(lib.fone, lib.mpf_exp(lib.mpf_neg(lib.from_float(h)), prec, "c"), prec, "f")  # type: ignore[no-any-return]
 
 
 def _split(loss: Interval, h: float, p_up: int, pess: dict[int, int]) -> None:
     """Put ``P``-mass ``p_up`` (fixed point) at a loss in ``loss`` onto the grid (:func:`_split_rule`)."""
     if p_up:
-        _split_rule(loss, h).apply(p_up, pess)
+        _split_rule(upper(loss), h).apply(p_up, pess)
 
 
 def _table_grids(
@@ -164,59 +172,58 @@ def _table_grids(
     dropped.
     """
     hf = Fraction(h)
-    losses = table.losses
-    n = len(losses)
-    ends: list[Interval | None] = [table.bottom, *losses, table.top]
-    rules: dict[int, _SplitRule] = {}
-    exps: dict[int, tuple[Interval, Interval]] = {}
+    n = len(table.losses)
+    with ball_precision(iv.prec):
+        ends: list[arb | None] = [table.bottom, *table.losses, table.top]
+        rules: dict[int, _SplitRule] = {}
+        exps: dict[int, tuple[arb, arb]] = {}
 
-    def rule(k: int) -> _SplitRule:
-        if k not in rules:
-            loss = ends[k]
-            assert loss is not None
-            rules[k] = _split_rule(loss, h)
-        return rules[k]
+        def rule(k: int) -> _SplitRule:
+            if k not in rules:
+                loss = ends[k]
+                assert loss is not None
+                rules[k] = _split_rule(upper_of(loss), h)
+            return rules[k]
 
-    def exps_at(k: int) -> tuple[Interval, Interval]:
-        """``e^{-lo}`` and ``e^{-hi}`` of the end ``k``."""
-        if k not in exps:
-            loss = ends[k]
-            assert loss is not None
-            exps[k] = (iv.exp(-iv.mpf(lower(loss))), iv.exp(-iv.mpf(upper(loss))))
-        return exps[k]
+        def exps_at(k: int) -> tuple[arb, arb]:
+            """``e^{-lo}`` and ``e^{-hi}`` of the end ``k``."""
+            if k not in exps:
+                loss = ends[k]
+                assert loss is not None
+                exps[k] = ((-loss.lower()).exp(), (-loss.upper()).exp())
+            return exps[k]
 
-    infinite = iv.mpf(0)
-    for i, (p, q) in enumerate(table.masses):
-        if upper(p) == 0 and upper(q) == 0:
-            continue
-        left, right = ends[i], ends[i + 1]  # the cell's loss lies between them
-        if left is None:  # bottom tail beyond the window, L -> -∞
-            rule(i + 1).apply(fixed_point(upper(p), bits, "c"), pess)
-            continue
-        if right is None:  # top tail beyond the window, L -> +∞
-            infinite += iv.mpf(upper(p))
-            continue
-        low, high = lower(left), upper(right)
-        width = high - low
-        if not width > mp.ldexp(max(mp.one, abs(low)), -iv.prec // 2):
-            _split(iv.mpf([low, high]), h, fixed_point(upper(p), bits, "c"), pess)
-        else:
-            ea, eb = exps_at(i)[0], exps_at(i + 1)[1]
-            gap = ea - eb
-            cap = upper(p)
-            p_top = min(cap, max(mp.zero, upper((p * ea - q) / gap)))
-            p_bottom = min(cap, max(mp.zero, upper((q - p * eb) / gap)))
-            rule(i).apply(fixed_point(p_bottom, bits, "c"), pess)
-            rule(i + 1).apply(fixed_point(p_top, bits, "c"), pess)
-        m = fixed_point(lower(q), q_bits, "f")
-        if m > 0 and lower(p) > 0:
-            ratio = p / q
-            merged = max(low, lower(iv.log(ratio)))
-            q_atoms.append(
-                (_floor_steps(merged, hf, _LOSS_BITS), m, fixed_point(lower(ratio), _RATIO_BITS, "f"))
-            )
-    assert n + 1 == len(table.masses)
-    return upper(infinite)
+        infinite = arb(0)
+        for i, (p, q) in enumerate(table.masses):
+            cap = upper_of(p)
+            if cap == 0 and q.upper() == 0:
+                continue
+            left, right = ends[i], ends[i + 1]  # the cell's loss lies between them
+            if left is None:  # bottom tail beyond the window, L -> -∞
+                rule(i + 1).apply(fixed_point(cap, bits, "c"), pess)
+                continue
+            if right is None:  # top tail beyond the window, L -> +∞
+                infinite += p.upper()
+                continue
+            low, high = lower_of(left), upper_of(right)
+            if not high - low > mp.ldexp(max(mp.one, abs(low)), -iv.prec // 2):
+                _split(iv.mpf([low, high]), h, fixed_point(cap, bits, "c"), pess)
+            else:
+                ea, eb = exps_at(i)[0], exps_at(i + 1)[1]
+                gap = ea - eb
+                p_top = min(cap, max(mp.zero, upper_of((p * ea - q) / gap)))
+                p_bottom = min(cap, max(mp.zero, upper_of((q - p * eb) / gap)))
+                rule(i).apply(fixed_point(p_bottom, bits, "c"), pess)
+                rule(i + 1).apply(fixed_point(p_top, bits, "c"), pess)
+            m = fixed_point(lower_of(q), q_bits, "f")
+            if m > 0 and p.lower() > 0:
+                ratio = p / q
+                merged = max(low, lower_of(ratio.log()))
+                q_atoms.append(
+                    (_floor_steps(merged, hf, _LOSS_BITS), m, fixed_point(lower_of(ratio), _RATIO_BITS, "f"))
+                )
+        assert n + 1 == len(table.masses)
+        return upper_of(infinite)
 
 
 #: Fractional bits of the ratios ``P/Q`` (``e^{loss}``) carried with the optimistic atoms.
@@ -452,7 +459,7 @@ def _extra_bits(atoms: Atoms, offset: Mpf) -> int:
     the ``P``-mass of the highest finite loss ``l`` of ``atoms`` (8 to spare)."""
     highs = [upper(p.loss) for p in atoms.points]
     if atoms.table is not None:
-        highs += [upper(x) for x in atoms.table.losses]
+        highs += [upper_of(x) for x in atoms.table.losses]
     top = max(highs, default=mp.zero) - offset
     return 8 + max(0, math.ceil(float(top) / math.log(2))) if mp.isfinite(top) else 8
 

@@ -18,6 +18,7 @@ import numpy as np
 from mpmath import iv, mp
 from numpy.typing import NDArray
 
+from accounting.balls import lower_of, upper_of
 from accounting.certified import Mpf, float_down, lower, precision, upper
 from accounting.noise import DEFAULT_DPS, DiscreteLaplace, Laplace
 from accounting.pld.atoms import Atoms, least_cell_spacing, pair_atoms
@@ -38,8 +39,8 @@ def range_spacing(atoms: Atoms) -> float:
     lows = [lower(p.loss) for p in atoms.points]
     highs = [upper(p.loss) for p in atoms.points]
     if atoms.table is not None:
-        lows += [lower(x) for x in atoms.table.losses]
-        highs += [upper(x) for x in atoms.table.losses]
+        lows += [lower_of(x) for x in atoms.table.losses]
+        highs += [upper_of(x) for x in atoms.table.losses]
     if not lows:
         return 1.0
     spread = float(max(highs) - min(lows))
