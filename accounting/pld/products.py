@@ -122,16 +122,22 @@ def float_masses(rows: NDArray[np.uint8], bits: int, up: bool) -> NDArray[np.lon
 def fixed_masses(values: NDArray[np.floating[Any]], bits: int, up: bool, width: int) -> NDArray[np.uint8]:
     """Float masses ``>= 0`` as fixed-point byte rows of ``width <= 16`` bytes, rounded up or down.
 
-    Exact: ``m = ⌈v·2^bits⌉`` (or ``⌊⌋``) is a float integer below ``2^116``, and its two 64-bit
-    limbs ``⌊m/2^64⌋`` and ``m - 2^64⌊m/2^64⌋`` are floats of the same format too.
+    Exact: ``m = v·2^bits`` (a power-of-two scaling) is below ``2^(8 width)``; its high limb
+    ``⌊m/2^64⌋`` and the rest ``m - 2^64⌊m/2^64⌋ < 2^64`` are floats of the same format, and a
+    conversion to ``uint64`` truncates (``⌊⌋`` of a nonnegative float); ``⌈⌉`` adds one where the
+    rest has a fraction, which makes it below ``2^64 - 1`` in a float of at most 64 significant
+    bits, so nothing carries (numpy's ``ceil`` of long doubles is an order of magnitude slower).
     """
-    m = np.ldexp(values, bits)
-    m = np.ceil(m) if up else np.floor(m)
-    if np.any(m >= 2.0 ** (8 * width)):
+    dtype = values.dtype.type
+    m = values * dtype(2.0**bits)
+    if np.any(m >= dtype(2.0 ** (8 * width))):
         raise AssertionError("a composed mass exceeds its fixed-point width")
-    high = np.floor(np.ldexp(m, -64))
-    low = m - np.ldexp(high, 64)
-    limbs = np.stack([low.astype(np.uint64), high.astype(np.uint64)], axis=1)
+    high = (m * dtype(2.0**-64)).astype(np.uint64)
+    rest = m - high.astype(dtype) * dtype(2.0**64)
+    low = rest.astype(np.uint64)
+    if up:
+        low += (rest > low.astype(dtype)).astype(np.uint64)
+    limbs = np.stack([low, high], axis=1)
     return np.ascontiguousarray(limbs.view(np.uint8)[:, :width])
 
 

@@ -8,6 +8,7 @@ by no more than the slack they report.
 
 from __future__ import annotations
 
+import math
 from fractions import Fraction
 
 import numpy as np
@@ -213,3 +214,20 @@ def test_a_concentrated_side_takes_the_split_product_and_stays_on_its_side(up: b
     gaps = [f - e for f, e in zip(upper_tails(split, lo, hi), upper_tails(exact, lo, hi), strict=True)]
     assert (min(gaps) >= 0) if up else (max(gaps) <= 0)
     assert max(abs(g) for g in gaps) <= split.slack * 2.0**BITS
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.longdouble])
+def test_fixed_masses_round_exactly_across_the_limbs(dtype: type) -> None:
+    """``⌈v·2^bits⌉`` and ``⌊v·2^bits⌋`` exactly, at the edges of the two 64-bit limbs."""
+    two = dtype(2)
+    scaled = [dtype(x) for x in (0.0, 0.25, 1.0, 1.5)]
+    scaled += [two**63, two**64 - two**11, two**64 + two**12, two**90 + two**40, two**103]
+    if np.finfo(dtype).nmant >= 63:  # x87 long double: fractions just below a limb's edge
+        scaled += [two**63 - dtype(0.5), two**62 + dtype(0.25)]
+    values = np.array([x * two ** (-BITS) for x in scaled], dtype=dtype)
+    for up in (True, False):
+        rows = fixed_masses(values, BITS, up, 13)
+        got = [int.from_bytes(r.tobytes(), "little") for r in rows]
+        exact = [Fraction(*x.as_integer_ratio()) for x in scaled]
+        want = [math.ceil(x) if up else math.floor(x) for x in exact]
+        assert got == want
