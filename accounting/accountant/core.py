@@ -229,7 +229,10 @@ class Accountant:
                 first = tried.get("pld")
                 if first is None or _settled(first) or not 0 < 2 * self._pld_points <= AUTO_REFINE_POINTS:
                     break
-                finer = self._by("pld", at, want_epsilon, refine)
+                try:
+                    finer = self._by("pld", at, want_epsilon, refine)
+                except UnsupportedError:  # a spacing finer than the pair's cells can take
+                    break
                 tried["pld"] = Enclosure(max(first.lo, finer.lo), min(first.hi, finer.hi))
         exact = tried.get("pld")
         if exact is None or not _settled(exact):
@@ -429,8 +432,8 @@ class Accountant:
         dps = max(precision, math.ceil(-math.log10(at)) + 8) if want_epsilon else precision
 
         def composed(digits: int, exact: bool = False) -> pld.ComposedPLD:
-            # ε(δ): float products may move a share of the δ asked (per event, over the ledger)
-            slack = at * pld.SLACK_SHARE / (2 * len(items)) if want_epsilon else pld.FLOAT_SLACK
+            # ε(δ): float products may move a share of the δ asked
+            slack = at * pld.SLACK_SHARE if want_epsilon else pld.FLOAT_SLACK
             with exact_products() if exact else nullcontext():
                 return pld.compose_events(items, self.neighbouring, dps=digits, refine=refine, slack=slack)
 

@@ -138,11 +138,9 @@ def compose_events(
         Halve the default spacing this many times (a finer grid: a tighter enclosure, at about
         twice the cost per halving). Ignored with ``spacing`` and on exact lattices.
     slack : float
-        The mass each composition's float products may move (:mod:`accounting.pld.products`):
-        ``δ(ε)`` may be loose by about that much times the number of events (the result's
-        :attr:`ComposedPLD.slack` says how much). Ask for a share of the δ you will query
-        (:data:`SLACK_SHARE`, as the :class:`~accounting.accountant.Accountant` does); 0 takes
-        exact products only.
+        The mass float products (:mod:`accounting.pld.products`) may move in all, shared out over
+        the distinct events: ``δ(ε)`` may be loose by that much (:attr:`ComposedPLD.slack`). Ask a
+        share of the δ to be queried (:data:`SLACK_SHARE`, as the Accountant does); 0: exact.
 
     Returns
     -------
@@ -190,13 +188,14 @@ def compose_events(
         if key in done:  # both directions are the same ledger of pairs: compose once
             continue
         result: PrivacyLossDistribution | None = None
+        share = slack / (2 * len(key))  # per distinct event: its self-composition, its product
         for pair, count in key:
             if pair not in cache:
                 cache[pair] = pair_distribution(pair, h, dps, tables)
             with reporting(None):
-                part = cache[pair].self_compose(count, step, slack)
+                part = cache[pair].self_compose(count, step, share)
             finished += count.bit_length()
-            result = part if result is None else result.compose(part, slack)
+            result = part if result is None else result.compose(part, share)
         assert result is not None
         done[key] = result
         directions[direction] = result

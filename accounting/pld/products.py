@@ -58,10 +58,11 @@ FFT_MIN_POINTS = 1024
 #: about 10^-12, :class:`~accounting.accountant.Accountant`) wants more than float products give.
 FFT_MAX_BITS = 96
 
-#: The slack (:attr:`~accounting.pld.grid.Grid.slack`) one composition may take from float products: a
-#: self-composition spreads it over its products, weighted by how often each one's result is
-#: used (:meth:`~accounting.pld.PrivacyLossDistribution.self_compose`). With
-#: :data:`~accounting.pld.SLACK_SHARE` it keeps float products for every δ above about 10^-8.
+#: The slack (:attr:`~accounting.pld.grid.Grid.slack`) a composition may take from float products
+#: when no δ is known to share out (:func:`~accounting.pld.compose_events`, which gives each
+#: distinct event a part; a self-composition spreads its part over its products, weighted by how
+#: often each one's result is used: :meth:`~accounting.pld.PrivacyLossDistribution.self_compose`).
+#: With :data:`~accounting.pld.SLACK_SHARE` it keeps float products for every δ above about 10^-8.
 FLOAT_SLACK = 1e-14
 
 _EXACT: ContextVar[bool] = ContextVar("exact_products", default=False)
