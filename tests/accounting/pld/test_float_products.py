@@ -224,7 +224,7 @@ def test_fixed_masses_round_exactly_across_the_limbs(dtype: type) -> None:
     scaled += [two**63, two**64 - two**11, two**64 + two**12, two**90 + two**40, two**103]
     if np.finfo(dtype).nmant >= 63:  # x87 long double: fractions just below a limb's edge
         scaled += [two**63 - dtype(0.5), two**62 + dtype(0.25)]
-    values = np.array([x * two ** (-BITS) for x in scaled], dtype=dtype)
+    values: np.ndarray = np.array([x * two ** (-BITS) for x in scaled], dtype=dtype)
     for up in (True, False):
         rows = fixed_masses(values, BITS, up, 13)
         got = [int.from_bytes(r.tobytes(), "little") for r in rows]
