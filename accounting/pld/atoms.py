@@ -254,11 +254,9 @@ def _window_atoms(
 CELL_DPS = 10
 
 #: A cell away from the bulk may be ``2^m`` grid steps wide once the mass beyond it (``P + Q``,
-#: on its side) is below ``_TAIL_MASS / 4^m``: its second-order error (mass times width squared)
-#: then stays below that of a few bulk cells. ``2^-12`` against ``2^-16`` takes one
-#: Poisson-sampled Gaussian step (q = 0.01, σ = 1, spacing 2^-13) from 5,350 cells to 3,400 and
-#: moves ε(1e-5) of 10^4 of them by 2.7e-6 (``2^-8``: by 4.5e-5).
-_TAIL_MASS = 2.0**-12
+#: on its side) is below ``_TAIL_MASS / 4^m``: its second-order error then stays below that of
+#: one bulk cell.
+_TAIL_MASS = 2.0**-16
 
 #: Bulk cells span ``1/_SUBCELLS`` of a grid step of loss: the optimistic side's bound on a
 #: cell's mean loss (:func:`accounting.pld.discretization._table_grids`) is low by at most ``(width)^2/8``.
