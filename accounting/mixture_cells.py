@@ -16,7 +16,8 @@ The tests hold both against the :mod:`mpmath` evaluation (:func:`accounting.spec
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import TYPE_CHECKING, TypeVar
 
 from mpmath import iv
 
@@ -26,7 +27,7 @@ from accounting.noise import Gaussian
 if TYPE_CHECKING:
     from accounting.subsampling import MixturePair
 
-__all__ = ["gaussian_losses", "gaussian_masses"]
+__all__ = ["gaussian_losses", "gaussian_masses", "mass_between"]
 
 
 def _terms(pair: MixturePair) -> list[tuple[bool, arb, arb, arb, int]]:
@@ -62,28 +63,37 @@ def gaussian_losses(pair: MixturePair, xs: list[float]) -> list[arb]:
         return out
 
 
-def _between(first: tuple[arb, bool] | None, second: tuple[arb, bool] | None) -> arb:
-    """``P(z1 < X <= z2)`` from the small tails at ``z1`` and ``z2`` (``None``: ``∓∞``), as
-    :func:`accounting.subsampling._mass_between`, clamped at 0."""
-    one = arb(1)
+Number = TypeVar("Number")
+
+
+def mass_between(
+    first: tuple[Number, bool] | None,
+    second: tuple[Number, bool] | None,
+    one: Number,
+    clamp: Callable[[Number], Number],
+) -> Number:
+    """``P(z1 < X <= z2)`` from the small tails at ``z1`` and ``z2`` (``None``: ``∓∞``): each tail
+    is ``(t, upper)``, ``P(X > z) = t`` when ``upper`` else ``P(X <= z) = t`` (the smaller side,
+    which keeps the relative precision of a difference). For balls or intervals alike (``one``
+    and ``clamp``, which cuts the result at 0, are the number type's)."""
     if first is None and second is None:
         return one
     if first is None:
         assert second is not None
         t2, up2 = second
-        mass = one - t2 if up2 else t2
+        mass = one - t2 if up2 else t2  # type: ignore[operator]
     elif second is None:
         t1, up1 = first
-        mass = t1 if up1 else one - t1
+        mass = t1 if up1 else one - t1  # type: ignore[operator]
     else:
         (t1, up1), (t2, up2) = first, second
         if up1 and up2:
-            mass = t1 - t2
+            mass = t1 - t2  # type: ignore[operator]
         elif not (up1 or up2):
-            mass = t2 - t1
+            mass = t2 - t1  # type: ignore[operator]
         else:  # z1 on the lower side, z2 on the upper side
-            mass = one - t1 - t2
-    return mass.nonnegative_part()
+            mass = one - t1 - t2  # type: ignore[operator]
+    return clamp(mass)
 
 
 def gaussian_masses(pair: MixturePair, boundaries: list[float]) -> list[tuple[arb, arb]]:
@@ -101,11 +111,12 @@ def gaussian_masses(pair: MixturePair, boundaries: list[float]) -> list[tuple[ar
                 row.append((((z if upper_side else -z) / scale).erfc() / 2, upper_side))
             tails[c] = [*row, None]
         components = [(ball(weight), loc, in_p) for weight, loc, in_p in pair.components()]
+        one = arb(1)
         out = []
         for i in range(len(boundaries) + 1):
             p, q = arb(0), arb(0)
             for weight, loc, in_p in components:
-                mass = weight * _between(tails[loc][i], tails[loc][i + 1])
+                mass = weight * mass_between(tails[loc][i], tails[loc][i + 1], one, arb.nonnegative_part)
                 if in_p:
                     p += mass
                 else:

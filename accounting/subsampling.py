@@ -118,7 +118,7 @@ from accounting.lattice_mixture import LatticeMixture
 from accounting.mechanisms import AdditiveNoise, DistributedSum
 from accounting.mechanisms.base import max_enclosure
 from accounting.mechanisms.gaussian import sampled_gaussian_rdp
-from accounting.mixture_cells import gaussian_losses, gaussian_masses
+from accounting.mixture_cells import gaussian_losses, gaussian_masses, mass_between
 from accounting.monotone import float_window, inverse_float, threshold_delta, threshold_epsilon
 from accounting.neighbouring import Neighbouring
 from accounting.noise import (
@@ -183,28 +183,9 @@ def _tail_scale(noise: Gaussian | Laplace) -> Interval:
 _ONE = iv.mpf(1)
 
 
-def _mass_between(first: tuple[Interval, bool] | None, second: tuple[Interval, bool] | None) -> Interval:
-    """``P(z1 < X <= z2)`` from the small tails at ``z1`` and ``z2`` (``None``: ``∓∞``)."""
-    if first is None and second is None:
-        return _ONE
-    if first is None:
-        assert second is not None
-        t2, up2 = second
-        mass = _ONE - t2 if up2 else t2
-    elif second is None:
-        t1, up1 = first
-        mass = t1 if up1 else _ONE - t1
-    else:
-        (t1, up1), (t2, up2) = first, second
-        if up1 and up2:
-            mass = t1 - t2
-        elif not up1 and not up2:
-            mass = t2 - t1
-        else:  # z1 on the lower side, z2 on the upper side
-            mass = _ONE - t1 - t2
-    if lower(mass) >= 0:
-        return mass
-    return iv.mpf([0, max(mp.zero, upper(mass))])
+def _clamped(mass: Interval) -> Interval:
+    """``mass`` cut at 0 (a difference of tails whose enclosure reaches below 0)."""
+    return mass if lower(mass) >= 0 else iv.mpf([0, max(mp.zero, upper(mass))])
 
 
 def _fraction(name: str, value: object) -> Fraction:
@@ -433,7 +414,7 @@ class MixturePair:
             p = iv.mpf(0)
             q = iv.mpf(0)
             for weight, loc, in_p in comps:
-                mass = weight * _mass_between(tails[loc][i], tails[loc][i + 1])
+                mass = weight * mass_between(tails[loc][i], tails[loc][i + 1], _ONE, _clamped)
                 if in_p:
                     p += mass
                 else:
