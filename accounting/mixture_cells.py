@@ -27,7 +27,7 @@ from accounting.noise import Gaussian
 if TYPE_CHECKING:
     from accounting.subsampling import MixturePair
 
-__all__ = ["gaussian_losses", "gaussian_masses", "mass_between"]
+__all__ = ["cell_masses", "gaussian_losses", "gaussian_masses", "mass_between"]
 
 
 def _terms(pair: MixturePair) -> list[tuple[bool, arb, arb, arb, int]]:
@@ -36,12 +36,7 @@ def _terms(pair: MixturePair) -> list[tuple[bool, arb, arb, arb, int]]:
     assert isinstance(pair.noise, Gaussian)
     s2 = ball(float(pair.noise.sigma)) ** 2
     terms = []
-    for weight, shift, sign in (
-        (pair.p_weight, float(pair.p_shift), 1),
-        (pair.q_weight, float(pair.q_shift), -1),
-    ):
-        if weight == 0 or shift == 0:
-            continue
+    for weight, shift, sign in pair.loss_terms():
         s = ball(shift)
         terms.append((weight == 1, ball(weight), s / s2, s * s / (2 * s2), sign))
     return terms
@@ -111,15 +106,27 @@ def gaussian_masses(pair: MixturePair, boundaries: list[float]) -> list[tuple[ar
                 row.append((((z if upper_side else -z) / scale).erfc() / 2, upper_side))
             tails[c] = [*row, None]
         components = [(ball(weight), loc, in_p) for weight, loc, in_p in pair.components()]
-        one = arb(1)
-        out = []
-        for i in range(len(boundaries) + 1):
-            p, q = arb(0), arb(0)
-            for weight, loc, in_p in components:
-                mass = weight * mass_between(tails[loc][i], tails[loc][i + 1], one, arb.nonnegative_part)
-                if in_p:
-                    p += mass
-                else:
-                    q += mass
-            out.append((p, q))
-        return out
+        return cell_masses(tails, components, arb(0), arb(1), arb.nonnegative_part)
+
+
+def cell_masses(
+    tails: dict[float, list[tuple[Number, bool] | None]],
+    components: list[tuple[Number, float, bool]],
+    zero: Number,
+    one: Number,
+    clamp: Callable[[Number], Number],
+) -> list[tuple[Number, Number]]:
+    """``(P, Q)`` of each cell from each component location's small tails at the boundaries
+    (``tails[loc]``, ``None`` at both ends): the components' weighted :func:`mass_between`, for balls
+    or intervals alike."""
+    out = []
+    for i in range(len(next(iter(tails.values()))) - 1):
+        p, q = zero, zero
+        for weight, loc, in_p in components:
+            mass = weight * mass_between(tails[loc][i], tails[loc][i + 1], one, clamp)  # type: ignore[operator]
+            if in_p:
+                p += mass
+            else:
+                q += mass
+        out.append((p, q))
+    return out

@@ -118,7 +118,7 @@ from accounting.lattice_mixture import LatticeMixture
 from accounting.mechanisms import AdditiveNoise, DistributedSum
 from accounting.mechanisms.base import max_enclosure
 from accounting.mechanisms.gaussian import sampled_gaussian_rdp
-from accounting.mixture_cells import gaussian_losses, gaussian_masses, mass_between
+from accounting.mixture_cells import cell_masses, gaussian_losses, gaussian_masses
 from accounting.monotone import float_window, inverse_float, threshold_delta, threshold_epsilon
 from accounting.neighbouring import Neighbouring
 from accounting.noise import (
@@ -296,6 +296,12 @@ class MixturePair:
                 out.append((weight, loc, in_p))
         return out
 
+    def loss_terms(self) -> list[tuple[Fraction, float, int]]:
+        """``(w, s, sign)`` of the terms ``sign·ln((1 - w) + w ρ_s(x))`` of the loss that are not 0:
+        ``P``'s (``α``, ``a``, ``+1``) and ``Q``'s (``β``, ``b``, ``-1``)."""
+        terms = ((self.p_weight, float(self.p_shift), 1), (self.q_weight, float(self.q_shift), -1))
+        return [(w, s, sign) for w, s, sign in terms if w != 0 and s != 0]
+
     def centers(self) -> list[float]:
         """The distinct locations of the mixture components (where tails are taken)."""
         return sorted({loc for _, loc, _ in self.components()})
@@ -369,12 +375,7 @@ class MixturePair:
             assert isinstance(noise, Laplace)
             b = to_interval(noise.scale)
         terms = []
-        for weight, shift, sign in (
-            (self.p_weight, float(self.p_shift), 1),
-            (self.q_weight, float(self.q_shift), -1),
-        ):
-            if weight == 0 or shift == 0:
-                continue
+        for weight, shift, sign in self.loss_terms():
             w = to_interval(weight)
             s_iv = iv.mpf(shift)
             slope, offset = (s_iv / s2, s_iv * s_iv / (2 * s2)) if gaussian else (s_iv, iv.mpf(0))
@@ -409,18 +410,7 @@ class MixturePair:
             shifted = [iv.mpf(x) - c for x in boundaries]
             tails[c] = [None, *(_small_tail(noise, z, scale) for z in shifted), None]
         comps = [(to_interval(weight), loc, in_p) for weight, loc, in_p in self.components()]
-        out = []
-        for i in range(len(boundaries) + 1):
-            p = iv.mpf(0)
-            q = iv.mpf(0)
-            for weight, loc, in_p in comps:
-                mass = weight * mass_between(tails[loc][i], tails[loc][i + 1], _ONE, _clamped)
-                if in_p:
-                    p += mass
-                else:
-                    q += mass
-            out.append((p, q))
-        return out
+        return cell_masses(tails, comps, iv.mpf(0), _ONE, _clamped)
 
     # -- float helpers (choice of cells only, never certified) ------------------------
     def loss_float(self, x: FloatArray) -> FloatArray:
