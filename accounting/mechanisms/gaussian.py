@@ -20,6 +20,7 @@ from mpmath import iv, mp
 
 from accounting import bounds
 from accounting import validate as v
+from accounting.bounds.gaussian import signed_excess
 from accounting.certified import Enclosure, float_down, float_up, lower, precision, to_interval, upper
 from accounting.errors import ParameterError, ParameterTypeError
 from accounting.search import largest
@@ -107,12 +108,10 @@ def _gaussian_epsilon_below(sigma: float, delta: float) -> float:
     with mp.workdps(50):
         target = mp.mpf(delta) * (1 + _GAUSSIAN_MARGIN)
 
-    def above(eps: float) -> bool:
-        value, dps = bounds.gaussian_delta_mp(sigma, eps, 1.0)
-        with mp.workdps(dps):
-            return bool(value >= target)
+    def above(eps: float) -> float:  # <= 0 where δ(ε) >= target, increasing in ε
+        return signed_excess(target, bounds.gaussian_delta_mp(sigma, eps, 1.0)[0])
 
-    if not above(0.0):
+    if above(0.0) > 0:
         return 0.0
     return largest(above, 0.0, upper_end)
 

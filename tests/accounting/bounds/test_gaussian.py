@@ -114,3 +114,29 @@ def test_gaussian_epsilon_beyond_the_floats_is_inf() -> None:
 
     assert gaussian_epsilon_analytic(7e-155, 1e-300) == math.inf
     assert math.isfinite(gaussian_epsilon_analytic(1e-150, 1e-300))
+
+
+@pytest.mark.parametrize(("sigma", "delta"), [(1.0, 1e-5), (20.0, 1e-5), (0.3, 1e-10), (500.0, 0.1)])
+def test_the_smallest_float_is_found_by_secant_steps_not_by_bisecting_its_bits(
+    monkeypatch: pytest.MonkeyPatch, sigma: float, delta: float
+) -> None:
+    """The searches read the excess ``ln(δ/target)`` and step to the neighbouring float where regula
+    falsi rounds onto an end: at most 30 evaluations of δ (bisecting the bits of a float took
+    about 70 per search), to the same smallest float."""
+    calls = []
+    real = bounds.gaussian.gaussian_delta_mp
+
+    def counted(*args: object) -> object:
+        calls.append(args)
+        return real(*args)
+
+    monkeypatch.setattr(bounds.gaussian, "gaussian_delta_mp", counted)
+    eps = bounds.gaussian_epsilon_analytic(sigma, delta)
+    assert len(calls) <= 30
+    with mp.workdps(120):
+        assert _bw_delta(sigma, eps) <= mp.mpf(delta)
+        if eps > 0:
+            assert _bw_delta(sigma, math.nextafter(eps, 0)) > mp.mpf(delta) * (1 - mp.mpf("1e-24"))
+    calls.clear()
+    bounds.gaussian_sigma_analytic(eps, delta)
+    assert len(calls) <= 30
