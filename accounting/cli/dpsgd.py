@@ -119,6 +119,13 @@ def _mode(args: argparse.Namespace, steps: list[int]) -> str:
             )
     if args.opacus_epsilon is not None and mode != "opacus":
         raise ParameterError("--opacus-epsilon", args.opacus_epsilon, "given with --opacus-history")
+    if mode == "opacus" and args.sampling != "poisson":
+        raise ParameterError(
+            "--sampling",
+            args.sampling,
+            "poisson with --opacus-history (Opacus samples and accounts Poisson batches; a run on "
+            "fixed-size batches is certified with --schedule FILE --sampling fixed)",
+        )
     if args.csv is not None and not (mode == "run" and len(steps) > 1):
         raise ParameterError("--csv", args.csv, "given with --noise-multiplier and several --steps")
     if mode == "calibrate" and len(steps) != 1:

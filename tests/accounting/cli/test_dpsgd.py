@@ -70,6 +70,7 @@ def test_an_opacus_history_and_its_answer(capsys: pytest.CaptureFixture[str], tm
         ("dpsgd --noise-multiplier 1 --sample-rate 0 --steps 5 --delta 1e-5", "--sample-rate"),
         ("dpsgd --noise-multiplier -1 --sample-rate 0.1 --steps 5 --delta 1e-5", "--noise-multiplier"),
         ("dpsgd --opacus-history /dev/zero --delta 1e-5", "--opacus-history"),
+        ("dpsgd --opacus-history h.json --sampling fixed --delta 1e-5", "--sampling"),
     ],
 )
 def test_bad_input_is_one_line_naming_the_option(
