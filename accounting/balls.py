@@ -6,8 +6,9 @@ the exact value, special functions included (``erfc`` among them, which :mod:`mp
 :func:`accounting.special.erfc` builds one from a point value and a margin). Its operations are
 one to two orders of magnitude faster than :mod:`mpmath.iv`'s, which matters where thousands of
 cells are evaluated (the cells of a continuous pair, :meth:`accounting.subsampling.MixturePair.masses`).
-Results leave as :mod:`mpmath.iv` intervals (:func:`interval_of`), which the rest of the kernel
-reads; :mod:`mpmath` stays the reference the tests hold these against.
+Results are read as exact ``mpf`` ends (:func:`lower_of`, :func:`upper_of`), or leave as
+:mod:`mpmath.iv` intervals (:func:`interval_of`) where the rest of the kernel reads intervals;
+:mod:`mpmath` stays the reference the tests hold these against.
 """
 
 from __future__ import annotations

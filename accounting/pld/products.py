@@ -14,10 +14,10 @@ caller gives (:meth:`accounting.pld.PrivacyLossDistribution.self_compose` spread
   of the optimistic one (every upper tail then at most the exact one's);
 * **split**: where the mass is concentrated (the loss of a subsampled release sits on a few
   hundred grid points around ``ln(1 - q)`` with ``1 - q`` of the mass) the FFT's error, which
-  scales with ``‖a‖_2``, is large. The *bulk* (the span of the entries above
-  :data:`_BULK_FLOOR` of the largest, at most :data:`_BULK_SPAN` points) is multiplied exactly and
-  only the products with the thin *rest* by FFT: the bound falls with ``‖rest‖`` (1.6e-15 to
-  5e-19 for one Poisson-sampled Gaussian step at spacing 2^-13).
+  scales with ``‖a‖_2``, is large. The *bulk* (the shortest span of the entries above a share of
+  the largest, :data:`_BULK_FLOORS`, of at most :data:`_BULK_SPAN` points) is multiplied exactly
+  and only the products with the thin *rest* by FFT: the bound falls with ``‖rest‖`` (1.6e-15 to
+  2e-19 for one Poisson-sampled Gaussian step at spacing 2^-13).
 
 What the float products moved is added to the sides' :attr:`~accounting.pld.grid.Rows.slack`;
 :func:`exact_products` turns them off (the :class:`~accounting.accountant.Accountant` does where
@@ -48,9 +48,9 @@ __all__ = [
     "float_masses",
 ]
 
-#: Sides of at least this many points each are convolved in floating point (:func:`compose_rows`):
+#: Sides of at least this many points each may be convolved in floating point (:func:`compose_rows`):
 #: an exact product of two sides of ``n`` points of ``b`` bits costs GMP ``O(nb log(nb))`` on
-#: megabit integers (20–110 ms at 62,530 points of 96 bits), a float FFT of the same about 5 ms.
+#: megabit integers (20–110 ms at 62,530 points of 96 bits), a long-double FFT of the same 10–20 ms.
 FFT_MIN_POINTS = 1024
 
 #: Fixed-point widths up to which products may be taken in floating point: the default
