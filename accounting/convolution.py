@@ -93,12 +93,12 @@ def _rows(values: Sequence[int]) -> NDArray[np.uint8]:
 
 def fft_convolve(
     a: NDArray[np.floating[Any]], b: NDArray[np.floating[Any]], same: bool = False
-) -> tuple[NDArray[np.longdouble], float]:
-    """The convolution of two nonnegative float sequences by FFT, and a bound on its ℓ1 error.
+) -> NDArray[np.longdouble]:
+    """The convolution of two nonnegative float sequences by FFT, within a certified ℓ1 error.
 
-    Returns ``(c, e)``: ``c`` (long double) has ``len(a) + len(b) - 1`` entries, all ``>= 0``, and
-    ``Σ |c_i - (a * b)_i| <= e`` for the exact convolution ``a * b`` of the given floats
-    (``e`` is :func:`fft_error`, known before the transforms are run).
+    Returns ``c`` (long double): ``len(a) + len(b) - 1`` entries, all ``>= 0``, with
+    ``Σ |c_i - (a * b)_i| <= e`` for the exact convolution ``a * b`` of the given floats, where
+    ``e`` is :func:`fft_error` (known before the transforms are run, so a caller decides first).
 
     **The error bound.** The sequences are zero-padded to ``N = 2^t`` and transformed by scipy's
     real FFT (pocketfft) in long double (``u = 2^-64`` on x86-64). For a transform of ``N = 2^t``
@@ -125,8 +125,9 @@ def fft_convolve(
     size = _padded(n)
     spectrum_a = scipy.fft.rfft(a.astype(np.longdouble), size)
     spectrum_b = spectrum_a if same else scipy.fft.rfft(b.astype(np.longdouble), size)
-    c = np.maximum(scipy.fft.irfft(spectrum_a * spectrum_b, size)[:n], 0.0)
-    return c, fft_error(a, b, same)
+    return np.asarray(
+        np.maximum(scipy.fft.irfft(spectrum_a * spectrum_b, size)[:n], 0.0), dtype=np.longdouble
+    )
 
 
 def _padded(n: int) -> int:

@@ -238,9 +238,9 @@ def _float_product(a: Rows, b: Rows, bits: int, up: bool, same: bool, allowance:
     """The float or split product of two sides within ``allowance`` (``None``: take the exact one)."""
     fa = float_masses(a.rows, bits, up)
     fb = fa if same else float_masses(b.rows, bits, up)
-    if fft_error(fa, fb, same) <= allowance:
-        values, error = fft_convolve(fa, fb, same)
-        return _Float(values, error, None)
+    error = fft_error(fa, fb, same)
+    if error <= allowance:
+        return _Float(fft_convolve(fa, fb, same), error, None)
     span_a = _bulk(fa)
     span_b = span_a if same else _bulk(fb)
     if span_a is None or span_b is None:
@@ -252,8 +252,8 @@ def _float_product(a: Rows, b: Rows, bits: int, up: bool, same: bool, allowance:
     bound += 2 * float(np.finfo(np.longdouble).eps) * total  # adding the two float products
     if bound > allowance:
         return None
-    left = fft_convolve(bulk_a, rest_b)[0]
-    right = fft_convolve(rest_a, fb)[0]
+    left = fft_convolve(bulk_a, rest_b)
+    right = fft_convolve(rest_a, fb)
     (la, ha), (lb, hb) = span_a, span_b
     exact = convolve_rows(a.rows[la:ha], b.rows[lb:hb], same=same)
     return _Float(left + right, bound, (la + lb, exact))
@@ -276,7 +276,9 @@ def compose_rows(a: Rows, b: Rows, bits: int, up: bool, same: bool = False, allo
     a_fin, b_fin = a.total(), b.total()
     infinite = shift_down(a.infinite * (b_fin + b.infinite) + a_fin * b.infinite, bits, up)
     # Float products' errors carried along: each side's slack times the other's total mass.
-    mass_a, mass_b = (math.ldexp(float(x.total() + x.infinite), -bits) * (1 + _WIDEN) for x in (a, b))
+    mass_a, mass_b = (
+        math.ldexp(float(t + x.infinite), -bits) * (1 + _WIDEN) for t, x in ((a_fin, a), (b_fin, b))
+    )
     slack = (a.slack * mass_b + b.slack * mass_a) * (1 + _WIDEN)
     if not len(a.rows) or not len(b.rows):
         return Rows(0, np.zeros((0, width), dtype=np.uint8), infinite, slack)
