@@ -262,9 +262,9 @@ def calibrate(
     start = None if guess is None else v.positive("guess", guess)
     rate = None if sampling_rate is None else v.interval("sampling_rate", sampling_rate, 0.0, 1.0)
     how = v.choice("sampling", sampling, SAMPLINGS)
-    setup = _setup(noise_family, sensitivity, users, n, k, target, d, route, start, tol)
+    setup = _setup(noise_family, sensitivity, users, n, k, target, d, route, start, tol, rate is not None)
     if rate is not None:
-        setup = _sampled(setup, rate, how, target, d, k, start, tol)
+        setup = _sampled(setup, rate, how, target, d, k, start)
     outer = progress if progress is not None else current()
     search = _Search(setup.build, relation, dps, compositions, k, target, d, route, outer, budget, deadline)
     theta = bracket_and_search(search.excess, setup.first, setup.rtol, search.spent)
@@ -272,13 +272,9 @@ def calibrate(
 
 
 def _sampled(
-    setup: _Setup, rate: float, how: str, target: float, d: float, k: int, start: float | None, tol: float
+    setup: _Setup, rate: float, how: str, target: float, d: float, k: int, start: float | None
 ) -> _Setup:
     """``setup`` with each release on a sampled batch, and a first guess for the sampled ledger.
-
-    The search stops at ``tol`` even for the Gaussian: a sampled release has no closed form, and
-    each evaluation is a whole PLD composition (the smallest float σ took 19 of them, 14 after
-    the certified ε was within 1e-8 of the target).
 
     The guess is the central limit of ``k`` Poisson-sampled Gaussian releases (Dong, Roth & Su
     2022, "Gaussian Differential Privacy", Corollary 5.4: ``μ = q sqrt(k (e^{Δ²/σ²} - 1))``), solved
@@ -300,7 +296,7 @@ def _sampled(
         mu = sens / gaussian_sigma_analytic(target, d, sens)
         sigma = sens / math.sqrt(math.log1p(mu * mu / (rate * rate * k)))
         first = sigma * sigma if setup.parameter == "variance" else sigma
-    return replace(setup, build=build, first=first, unsampled=inner, rate=rate, sampling=how, rtol=tol)
+    return replace(setup, build=build, first=first, unsampled=inner, rate=rate, sampling=how)
 
 
 @dataclass(frozen=True)
@@ -330,6 +326,7 @@ def _setup(
     route: str,
     start: float | None,
     tol: float,
+    sampled: bool,
 ) -> _Setup:
     """Validate the family (or constructor) and its release, and choose the first guess."""
     sens: float
@@ -359,8 +356,11 @@ def _setup(
     sigma0 = gaussian_sigma_analytic(target, d, float(sens)) * math.sqrt(k)
     default = {"sigma": sigma0, "sigma per user": sigma0 / math.sqrt(n), "variance": sigma0**2}
     first = start if start is not None else default.get(parameter, sigma0 / math.sqrt(2))
-    if family == "gaussian" and route in ("auto", "pld"):
-        tol = 0.0  # exact (closed form per evaluation): the smallest float σ
+    if family == "gaussian" and route in ("auto", "pld") and not sampled:
+        # exact (closed form per evaluation): the smallest float σ. A sampled release has no
+        # closed form: each evaluation is a whole PLD composition, and the search stops at tol
+        # (the smallest float took 19 of them, 14 after ε was within 1e-8 of the target).
+        tol = 0.0
     return _Setup(family, parameter, sens, build, first, tol)
 
 
