@@ -215,16 +215,20 @@ def _check_counts(per_direction: dict[str, list[tuple[Pair, int]]]) -> None:
                 )
 
 
-def _counted(items: Iterable[tuple[object, int]]) -> list[tuple[object, int]]:
-    """The ``(event, count)`` items, validated (at least one; counts positive integers)."""
+def _counted(
+    items: Iterable[tuple[object, int]], name: str = "items", what: str = "event"
+) -> list[tuple[object, int]]:
+    """The ``(what, count)`` items of the parameter ``name``, validated (at least one; counts
+    positive integers)."""
     entries = list(items)
     if not entries:
-        raise ParameterError("items", entries, "at least one (event, count) pair")
+        raise ParameterError(name, entries, f"at least one ({what}, count) pair")
     counted: list[tuple[object, int]] = []
+    article = "an" if what[0] in "aeiou" else "a"
     for i, item in enumerate(entries):
         if not (isinstance(item, tuple) and len(item) == 2):
-            raise ParameterTypeError(f"items[{i}]", item, "an (event, count) pair")
-        counted.append((item[0], v.integer(f"items[{i}] count", item[1], minimum=1)))
+            raise ParameterTypeError(f"{name}[{i}]", item, f"{article} ({what}, count) pair")
+        counted.append((item[0], v.integer(f"{name}[{i}] count", item[1], minimum=1)))
     return counted
 
 
@@ -284,15 +288,9 @@ def compose_mechanisms(
     dps : int
         Working precision in decimal digits.
     """
-    items = list(mechanisms_with_counts)
-    if not items:
-        raise ParameterError("mechanisms_with_counts", items, "at least one (mechanism, count) pair")
     pairs: list[tuple[Pair, int]] = []
-    for i, item in enumerate(items):
-        if not (isinstance(item, tuple) and len(item) == 2):
-            raise ParameterTypeError(f"mechanisms_with_counts[{i}]", item, "a (mechanism, count) pair")
-        noise, shift = lattice_pair(item[0])
-        count = v.integer(f"mechanisms_with_counts[{i}] count", item[1], minimum=1)
+    for mechanism, count in _counted(mechanisms_with_counts, "mechanisms_with_counts", "mechanism"):
+        noise, shift = lattice_pair(mechanism)
         pairs.append((MixturePair(noise, Fraction(1), shift), count))
     h = None if spacing is None else v.positive("spacing", spacing)
     dps = v.dps("dps", dps)
