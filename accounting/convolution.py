@@ -28,13 +28,13 @@ import mpmath.libmp
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["FFT_ERROR_PER_LEVEL", "convolve", "convolve_rows", "fft_convolve", "fft_error"]
+__all__ = ["FFT_ERROR_PER_LEVEL", "UNIT", "convolve", "convolve_rows", "fft_convolve", "fft_error"]
 
 _MPZ = mpmath.libmp.MPZ
 
 #: The unit roundoff of numpy's long double, in which the transforms run (``2^-64`` for the x87
 #: extended format of x86-64 Linux; float64's where long double is no wider).
-_UNIT = float(np.finfo(np.longdouble).eps) / 2
+UNIT = float(np.finfo(np.longdouble).eps) / 2
 
 #: ``η/u`` of the error model of :func:`fft_convolve`: each level of a radix-2 transform of
 #: float64 data with accurately computed twiddle factors (error ``μ <= u``) multiplies the error by
@@ -142,9 +142,9 @@ def fft_error(a: NDArray[np.floating[Any]], b: NDArray[np.floating[Any]], same: 
     a1, a2 = float(np.sum(a)) * margin, math.sqrt(float(np.dot(a, a))) * margin
     b1, b2 = (a1, a2) if same else (float(np.sum(b)) * margin, math.sqrt(float(np.dot(b, b))) * margin)
     levels = size.bit_length() - 1
-    eta = levels * FFT_ERROR_PER_LEVEL * _UNIT
+    eta = levels * FFT_ERROR_PER_LEVEL * UNIT
     eps = eta / (1.0 - eta)
-    gamma2 = 2 * _UNIT / (1 - 2 * _UNIT)
+    gamma2 = 2 * UNIT / (1 - 2 * UNIT)
     big_b = b1 + eps * math.sqrt(size) * b2
     d = eps * (a2 * big_b + a1 * b2) + math.sqrt(2.0) * gamma2 * (1 + eps) * a2 * big_b
     return (d * (1 + eps) + eps * a1 * b2) * math.sqrt(n) * margin

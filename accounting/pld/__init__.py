@@ -20,6 +20,8 @@ The package, from the bottom up (each module builds on the ones before it):
 * :mod:`~accounting.pld.grid` — one side: a fixed-point measure on the grid;
 * :mod:`~accounting.pld.products` — the product of two sides: exact (:mod:`accounting.convolution`),
   by FFT with a certified error, or both (:func:`exact_products` turns the FFT off);
+* :mod:`~accounting.pld.powers` — a side's ``n``-fold product by one transform each way (the
+  spectrum's ``n``-th power), with a certified error and a window from Chernoff's bound;
 * :mod:`~accounting.pld.coarsening` — a side moved onto twice the spacing (:data:`MAX_GRID_POINTS`);
 * :mod:`~accounting.pld.pairs` — the dominating pairs of each event (:func:`dominating_pairs`);
 * :mod:`~accounting.pld.atoms` — the loss atoms (points or cells) of one pair;

@@ -31,7 +31,8 @@ from accounting.pld.coarsening import Sides, doubled, fit, levels_apart, lift, p
 from accounting.pld.discretization import discretize
 from accounting.pld.grid import EXTRA_DPS, Grid, Rows, enclosed, fixed_point, shift_down
 from accounting.pld.pairs import Pair, mechanism_pair
-from accounting.pld.products import FLOAT_SLACK, compose_rows
+from accounting.pld.powers import power_rows
+from accounting.pld.products import FFT_MIN_POINTS, FLOAT_SLACK, compose_rows
 from accounting.progress import Progress, report
 from accounting.search import certify_upward, smallest_integer
 from accounting.subsampling import MixturePair
@@ -49,6 +50,10 @@ _GUARD_BITS = 32
 #: finish in minutes). Ledgers of Gaussian mechanisms only have a closed form and no limit; the
 #: RDP, zCDP, pure and published routes compose any count by multiplication.
 MAX_COMPOSITIONS = 10**9
+
+#: A self-composition takes the rest of its count in one transform
+#: (:func:`~accounting.pld.powers.power_rows`) from this many on.
+_POWER_FROM = 4
 
 
 @dataclass(frozen=True)
@@ -188,7 +193,11 @@ class PrivacyLossDistribution:
     def self_compose(
         self, count: int, progress: Progress | None = None, slack: float = FLOAT_SLACK
     ) -> PrivacyLossDistribution:
-        """The ``count``-fold composition, by repeated squaring (on byte rows, :class:`Rows`).
+        """The ``count``-fold composition, by repeated squaring (on byte rows, :class:`Rows`) until
+        the rest of the count can be taken in one transform (:func:`~accounting.pld.powers.power_rows`:
+        its slack within what the remaining squarings may take, its window at most
+        :data:`~accounting.pld.powers.MAX_POWER_POINTS`; from the start for a long composition on a
+        grid of moderate width: 10^4 Poisson-sampled Gaussian steps take one transform each way).
 
         A side that grows beyond :data:`~accounting.pld.coarsening.MAX_GRID_POINTS` points is
         coarsened (:func:`accounting.pld.coarsening._coarsen`): the spacing of the result is then the
@@ -219,6 +228,13 @@ class PrivacyLossDistribution:
         # of times its result enters the composition (k >> (done + 1)).
         share = slack / (2 * total)
         while True:
+            if n >= _POWER_FROM:
+                # the rest in one transform each way, if its slack fits what the rest may take
+                powered = self._powered(result, result_level, base, base_level, n, share * 2 * (total - done))
+                if powered is not None:
+                    result, result_level = powered, base_level
+                    report(total, total, progress)
+                    break
             if n & 1:
                 if result is None:
                     result, result_level = base, base_level
@@ -244,6 +260,25 @@ class PrivacyLossDistribution:
             offset = Enclosure.from_interval(k * enclosed(self.offset))
         exact = self.exact_grid and result_level == 0
         return self._made(result, doubled(self.spacing, result_level), offset, bits, dps, exact)
+
+    def _powered(
+        self, result: Sides | None, result_level: int, base: Sides, base_level: int, n: int, allowance: float
+    ) -> Sides | None:
+        """``result`` times ``base^n`` by :func:`~accounting.pld.powers.power_rows` on ``base``'s
+        grid, or ``None`` where it declines (too wide, too loose, or exact products asked)."""
+        if len(base.pessimistic.rows) < FFT_MIN_POINTS:
+            return None
+        if result is not None:
+            fine = doubled(self.spacing, result_level)
+            result = lift(result, fine, base_level - result_level, self.bits, self.dps)
+        sides = []
+        for x, y, up in paired(base, base if result is None else result):
+            parts = [(x, n)] if result is None else [(x, n), (y, 1)]
+            side = power_rows(parts, self.bits, up, allowance)
+            if side is None:
+                return None
+            sides.append(side)
+        return Sides(*sides)
 
     def _rows(self, bits: int) -> Sides:
         """Both sides as byte rows with ``bits`` fractional bits (rounded as each side must be)."""

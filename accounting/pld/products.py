@@ -30,7 +30,7 @@ import math
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 from numpy.typing import NDArray
@@ -42,10 +42,14 @@ __all__ = [
     "FFT_MAX_BITS",
     "FFT_MIN_POINTS",
     "FLOAT_SLACK",
+    "WIDEN",
     "compose_rows",
+    "exact_only",
     "exact_products",
     "fixed_masses",
     "float_masses",
+    "made_good",
+    "settled",
 ]
 
 #: Sides of at least this many points each may be convolved in floating point (:func:`compose_rows`):
@@ -68,6 +72,11 @@ FLOAT_SLACK = 1e-14
 _EXACT: ContextVar[bool] = ContextVar("exact_products", default=False)
 
 
+def exact_only() -> bool:
+    """Whether the current context takes exact products only (:func:`exact_products`)."""
+    return _EXACT.get()
+
+
 @contextmanager
 def exact_products() -> Iterator[None]:
     """Within this context every composition is an exact integer product (no float products):
@@ -83,7 +92,7 @@ def exact_products() -> Iterator[None]:
 #: Relative widening of a long double mass converted from fixed point (:func:`float_masses`): 8
 #: units of roundoff (``2^-61`` on x86-64) cover its roundings (one, where long double holds a
 #: 64-bit limb; three, where it is float64) and the widening's own.
-_WIDEN = 4 * float(np.finfo(np.longdouble).eps)
+WIDEN = 4 * float(np.finfo(np.longdouble).eps)
 
 
 def _shift_rows(rows: NDArray[np.uint8], nbytes: int, up: bool, width: int) -> NDArray[np.uint8]:
@@ -116,7 +125,7 @@ def float_masses(rows: NDArray[np.uint8], bits: int, up: bool) -> NDArray[np.lon
     value = np.zeros(n, dtype=np.longdouble)
     for i in range(limbs.shape[1] - 1, -1, -1):
         value = value * np.longdouble(2.0**64) + limbs[:, i].astype(np.longdouble)
-    factor = np.longdouble(1) + (np.longdouble(_WIDEN) if up else -np.longdouble(_WIDEN))
+    factor = np.longdouble(1) + (np.longdouble(WIDEN) if up else -np.longdouble(WIDEN))
     return np.asarray(np.ldexp(value * factor, -bits), dtype=np.longdouble)
 
 
@@ -277,34 +286,69 @@ def compose_rows(a: Rows, b: Rows, bits: int, up: bool, same: bool = False, allo
     infinite = shift_down(a.infinite * (b_fin + b.infinite) + a_fin * b.infinite, bits, up)
     # Float products' errors carried along: each side's slack times the other's total mass.
     mass_a, mass_b = (
-        math.ldexp(float(t + x.infinite), -bits) * (1 + _WIDEN) for t, x in ((a_fin, a), (b_fin, b))
+        math.ldexp(float(t + x.infinite), -bits) * (1 + WIDEN) for t, x in ((a_fin, a), (b_fin, b))
     )
-    slack = (a.slack * mass_b + b.slack * mass_a) * (1 + _WIDEN)
+    slack = (a.slack * mass_b + b.slack * mass_a) * (1 + WIDEN)
     if not len(a.rows) or not len(b.rows):
         return Rows(0, np.zeros((0, width), dtype=np.uint8), infinite, slack)
-    fast = min(len(a.rows), len(b.rows)) >= FFT_MIN_POINTS and bits <= FFT_MAX_BITS and not _EXACT.get()
-    # what a float product adds to the slack (below) is at most 4e plus the inputs' widening
-    budget = (allowance / (1 + _WIDEN) - 3 * _WIDEN * mass_a * mass_b) / 4
+    fast = min(len(a.rows), len(b.rows)) >= FFT_MIN_POINTS and bits <= FFT_MAX_BITS and not exact_only()
+    # what a float product adds to the slack (below) is at most 5e plus the inputs' widening
+    budget = (allowance / (1 + WIDEN) - 3 * WIDEN * mass_a * mass_b) / 5
     product = _float_product(a, b, bits, up, same, budget) if fast and budget > 0 else None
     if product is None:
         rows = _shift_rows(convolve_rows(a.rows, b.rows, same), bits // 8, up, width)
         return truncate_rows(Rows(a.start + b.start, rows, infinite, slack), up)
-    values, error = product.values, product.error
+    made = made_good(product.values, product.error, 0.0, 0.0, bits, up)
+    slack += (3 * WIDEN * mass_a * mass_b + made.slack) * (1 + WIDEN)  # with the inputs' widening
+    first, rows = made.first, made.rows
+    if product.exact is not None:
+        first, rows = _plus_exact(first, rows, product.exact, bits, up, width)
+    return settled(a.start + b.start + first, rows, infinite + made.infinite, slack, up)
+
+
+class Made(NamedTuple):
+    """Float masses made good (:func:`made_good`): byte rows from index ``first``, the units to
+    add at ``+inf`` and the mass moved (for the slack)."""
+
+    first: int
+    rows: NDArray[np.uint8]
+    infinite: int
+    slack: float
+
+
+def made_good(
+    values: NDArray[np.longdouble], error: float, above: float, below: float, bits: int, up: bool
+) -> Made:
+    """Float masses within ℓ1 ``error`` of a measure (whose mass above and below the computed
+    window is at most ``above`` and ``below``, and may have wrapped into it) as fixed-point rows
+    on the side they stand for.
+
+    Pessimistic (``up``): ``error + above`` is added at ``+inf``, so every upper tail is at least
+    the measure's. Optimistic: ``error + above + below`` is taken off the top entries
+    (:func:`_take_from_top`), so every upper tail is at most the measure's. The tails of the
+    result within ``error`` (rounding noise) are then cut (:func:`_cut_tails`).
+    """
+    width = bits // 8 + 1
+    infinite = 0
     if up:
-        infinite += math.ceil(math.ldexp(error, bits))
+        infinite += math.ceil(math.ldexp(error + above, bits))
     else:
-        values = _take_from_top(values, error)
+        values = _take_from_top(values, error + above + below)
     first, values, top, bottom = _cut_tails(values, error, up)
     if up:
         infinite += math.ceil(math.ldexp(top, bits))
-    # the widened inputs' excess mass, the error and the tails cut
-    slack += (3 * _WIDEN * mass_a * mass_b + 2 * error + top + bottom) * (1 + _WIDEN)
-    rows = fixed_masses(values, bits, up, width)
-    if product.exact is not None:
-        first, rows = _plus_exact(first, rows, product.exact, bits, up, width)
+    # how far an upper tail may move: the error, the mass beyond the window, and on the optimistic
+    # side what is taken off the top (up to twice what is asked, :func:`_take_from_top`); the
+    # tails cut, the rounding to fixed point (a unit per entry at most)
+    slack = 3 * (error + above + below) + top + bottom + math.ldexp(len(values), -bits)
+    return Made(first, fixed_masses(values, bits, up, width), infinite, slack)
+
+
+def settled(start: int, rows: NDArray[np.uint8], infinite: int, slack: float, up: bool) -> Rows:
+    """The side of these rows, its negligible tails truncated (:func:`~accounting.pld.grid.truncate_rows`)."""
     if not len(rows):
-        return Rows(0, np.zeros((0, width), dtype=np.uint8), infinite, slack)
-    return truncate_rows(Rows(a.start + b.start + first, rows, infinite, slack), up)
+        return Rows(0, rows, infinite, slack)
+    return truncate_rows(Rows(start, rows, infinite, slack), up)
 
 
 def _plus_exact(
