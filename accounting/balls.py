@@ -23,7 +23,18 @@ from mpmath import iv, mp
 
 from accounting.certified import Interval, Mpf, lower, upper
 
-__all__ = ["arb", "ball", "ball_of", "ball_precision", "interval_of", "lower_of", "upper_of"]
+__all__ = [
+    "arb",
+    "ball",
+    "ball_of",
+    "ball_precision",
+    "exact_ball",
+    "exact_parts",
+    "interval_of",
+    "lower_of",
+    "units",
+    "upper_of",
+]
 
 
 @contextmanager
@@ -51,6 +62,29 @@ def ball_of(x: Interval) -> arb:
     """An :mod:`mpmath.iv` interval as a ball containing it (exact ends below ``ball_precision``
     bits; work at the interval's precision)."""
     return _exact(lower(x)).union(_exact(upper(x)))
+
+
+def exact_parts(x: arb) -> tuple[int, int]:
+    """``(mantissa, exponent)`` of an exact ball (an end of one: ``x.lower()``, ``x.upper()``)."""
+    man, exp = x.man_exp()
+    return int(man), int(exp)
+
+
+def exact_ball(x: Mpf | tuple[int, int]) -> arb:
+    """An ``mpf`` or an exact ``(mantissa, exponent)`` as a ball, exactly."""
+    if isinstance(x, tuple):
+        man, exp = x
+        return arb(man) * arb(2) ** exp if man else arb(0)
+    return _exact(x)
+
+
+def units(x: arb, bits: int, up: bool) -> int:
+    """``⌈upper(x)·2^bits⌉`` (``up``) or ``⌊lower(x)·2^bits⌋``, exactly: a ball read as fixed point."""
+    man, exp = exact_parts(x.upper() if up else x.lower())
+    shift = exp + bits
+    if shift >= 0:
+        return man << shift
+    return -((-man) >> -shift) if up else man >> -shift
 
 
 def _exact(x: Mpf) -> arb:

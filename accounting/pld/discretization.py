@@ -53,13 +53,19 @@ from fractions import Fraction
 from functools import lru_cache
 from typing import NamedTuple
 
-import mpmath.libmp
 from mpmath import iv, mp
 
-from accounting.balls import arb, ball_precision, lower_of, upper_of
+from accounting.balls import arb, ball_precision, exact_ball, exact_parts, units, upper_of
 from accounting.certified import Enclosure, Interval, Mpf, lower, precision, upper
 from accounting.pld.atoms import CELL_DPS, Atoms, CellTable, pair_atoms
-from accounting.pld.grid import Grid, binary_parts, fixed_point, probability_bits, scale_int, truncate
+from accounting.pld.grid import (
+    Grid,
+    binary_parts,
+    fixed_point,
+    probability_bits,
+    shift_down,
+    truncate,
+)
 from accounting.pld.pairs import Pair
 from accounting.pld.spacing import continuous_spacing, range_spacing
 from accounting.subsampling import MixturePair
@@ -71,26 +77,31 @@ __all__ = ["Discretized", "discretize"]
 _LOSS_BITS = 64
 
 
-def _ratio(x: Mpf, h: Fraction, shift: int) -> tuple[int, int]:
-    """``x · 2^shift / h`` as an exact fraction ``(numerator, denominator)`` (``x`` an mpf)."""
-    sign, man, exp, _ = binary_parts(x)
-    num = int(man) * h.denominator
+def _ratio(x: Mpf | tuple[int, int], h: Fraction, shift: int) -> tuple[int, int]:
+    """``x · 2^shift / h`` as an exact fraction ``(numerator, denominator)`` (``x`` an mpf or an
+    exact ``(mantissa, exponent)``)."""
+    if isinstance(x, tuple):
+        signed, exp = x
+    else:
+        sign, man, exp, _ = binary_parts(x)
+        signed = -int(man) if sign else int(man)
+    num = signed * h.denominator
     den = h.numerator
     e = int(exp) + shift
     if e >= 0:
         num <<= e
     else:
         den <<= -e
-    return (-num if sign else num), den
+    return num, den
 
 
-def _floor_steps(x: Mpf, h: Fraction, shift: int = 0) -> int:
+def _floor_steps(x: Mpf | tuple[int, int], h: Fraction, shift: int = 0) -> int:
     """``⌊x · 2^shift / h⌋`` exactly."""
     num, den = _ratio(x, h, shift)
     return num // den
 
 
-def _ceil_steps(x: Mpf, h: Fraction, shift: int = 0) -> int:
+def _ceil_steps(x: Mpf | tuple[int, int], h: Fraction, shift: int = 0) -> int:
     """``⌈x · 2^shift / h⌉`` exactly."""
     num, den = _ratio(x, h, shift)
     return -((-num) // den)
@@ -98,11 +109,13 @@ def _ceil_steps(x: Mpf, h: Fraction, shift: int = 0) -> int:
 
 @dataclass(frozen=True)
 class _SplitRule:
-    """How a ``P``-mass at a loss in an interval goes onto the grid: the share ``w`` at ``j_hi``."""
+    """How a ``P``-mass at a loss in an interval goes onto the grid: the share ``w`` at ``j_hi``,
+    an upper end of it in ``[0, 1]``, exactly ``mantissa · 2^exponent``."""
 
     j_lo: int
     j_hi: int
-    share: Mpf  # upper end of w, in [0, 1]
+    mantissa: int
+    exponent: int
 
     def apply(self, p_up: int, pess: dict[int, int]) -> None:
         if p_up == 0:
@@ -110,40 +123,42 @@ class _SplitRule:
         if self.j_lo == self.j_hi:
             pess[self.j_lo] = pess.get(self.j_lo, 0) + p_up
             return
-        top = min(p_up, scale_int(p_up, self.share, "c"))
+        value, exp = p_up * self.mantissa, self.exponent
+        top = min(p_up, value << exp if exp >= 0 else shift_down(value, -exp, True))
         pess[self.j_hi] = pess.get(self.j_hi, 0) + top
         pess[self.j_lo] = pess.get(self.j_lo, 0) + p_up - top
 
 
-def _split_rule(top: Mpf, h: float) -> _SplitRule:
+def _split_rule(top: Mpf | tuple[int, int], h: float) -> _SplitRule:
     """Connect the dots (Doroshenko, Ghazi, Kamath, Kumar & Manurangsi 2022) for a loss at most ``top``.
 
     The mass is first moved to ``top``, the upper end of the loss's enclosure (a higher loss at the
     same ``P``-mass only raises δ, for every composition), then split between
     ``j_lo = ⌊top/h⌋`` and ``j_hi = ⌈top/h⌉`` preserving ``Σ p`` and ``Σ p e^{-l}``: the share at
-    ``j_hi`` is ``w = (1 - e^{-(top - j_lo h)})/(1 - e^{-h})`` (rounded up by the caller's use of
-    its upper end).
+    ``j_hi`` is ``w = (1 - e^{-(top - j_lo h)})/(1 - e^{-h})``, the upper end of its Arb ball
+    (``top`` an mpf or an exact ``(mantissa, exponent)``).
     """
     hf = Fraction(h)
     j_lo = _floor_steps(top, hf)
     j_hi = _ceil_steps(top, hf)
     if j_lo == j_hi:
-        return _SplitRule(j_lo, j_hi, mp.one)
-    # The directed roundings of mpmath's libmp, as mpmath.iv uses them, without its per-operation
-    # overhead (a lattice window has thousands of atoms): every step rounds toward a larger w.
-    lib, prec = mpmath.libmp, iv.prec
-    step = lib.from_float(h)
-    d = lib.mpf_sub(binary_parts(top), lib.mpf_mul(lib.from_int(j_lo), step), prec, "c")
-    num = lib.mpf_sub(lib.fone, lib.mpf_exp(lib.mpf_neg(d), prec, "f"), prec, "c")
-    w = mp.make_mpf(lib.mpf_div(num, _split_denominator(h, prec), prec, "c"))
-    return _SplitRule(j_lo, j_hi, min(mp.one, max(mp.zero, w)))
+        return _SplitRule(j_lo, j_hi, 1, 0)
+    with ball_precision(iv.prec):
+        d = (exact_ball(top) - arb(j_lo) * arb(h)).nonnegative_part()
+        w = (-d).expm1() / _split_denominator(h, iv.prec)  # (e^{-d} - 1)/(e^{-h} - 1)
+        man, exp = w.upper().man_exp()
+        if man <= 0:
+            return _SplitRule(j_lo, j_hi, 0, 0)
+        if w.upper() >= 1:
+            return _SplitRule(j_lo, j_hi, 1, 0)
+        return _SplitRule(j_lo, j_hi, int(man), int(exp))
 
 
 @lru_cache(maxsize=64)
-def _split_denominator(h: float, prec: int) -> tuple[int, int, int, int]:
-    """``1 - e^{-h}`` rounded down at ``prec`` bits (libmp's raw form)."""
-    lib = mpmath.libmp
-    return lib.mpf_sub(lib.fone, lib.mpf_exp(lib.mpf_neg(lib.from_float(h)), prec, "c"), prec, "f")  # type: ignore[no-any-return]
+def _split_denominator(h: float, prec: int) -> arb:
+    """``e^{-h} - 1`` as a ball at ``prec`` bits."""
+    with ball_precision(prec):
+        return (-arb(h)).expm1()
 
 
 def _split(loss: Interval, h: float, p_up: int, pess: dict[int, int]) -> None:
@@ -170,6 +185,8 @@ def _table_grids(
     ``Q`` (``q_bits`` fractional bits) at a lower bound of its loss ``ln(P/Q)`` (and ``>= l_a``),
     with ``P/Q`` bounded from below, for :func:`_merged_blocks`. The tails beyond the window are
     dropped.
+
+    All in Arb balls, read as fixed point exactly from their ends (:func:`accounting.balls.units`).
     """
     hf = Fraction(h)
     n = len(table.losses)
@@ -182,7 +199,7 @@ def _table_grids(
             if k not in rules:
                 loss = ends[k]
                 assert loss is not None
-                rules[k] = _split_rule(upper_of(loss), h)
+                rules[k] = _split_rule(exact_parts(loss.upper()), h)
             return rules[k]
 
         def exps_at(k: int) -> tuple[arb, arb]:
@@ -194,33 +211,37 @@ def _table_grids(
             return exps[k]
 
         infinite = arb(0)
+        narrow = arb(2) ** (-(iv.prec // 2))
         for i, (p, q) in enumerate(table.masses):
-            cap = upper_of(p)
+            cap = units(p, bits, up=True)
             if cap == 0 and q.upper() == 0:
                 continue
             left, right = ends[i], ends[i + 1]  # the cell's loss lies between them
             if left is None:  # bottom tail beyond the window, L -> -∞
-                rule(i + 1).apply(fixed_point(cap, bits, "c"), pess)
+                rule(i + 1).apply(cap, pess)
                 continue
             if right is None:  # top tail beyond the window, L -> +∞
                 infinite += p.upper()
                 continue
-            low, high = lower_of(left), upper_of(right)
-            if not high - low > mp.ldexp(max(mp.one, abs(low)), -iv.prec // 2):
-                _split(iv.mpf([low, high]), h, fixed_point(cap, bits, "c"), pess)
+            low = left.lower()
+            if not right.upper() - low > narrow * max(arb(1), abs(low)):
+                rule(i + 1).apply(cap, pess)  # a point at the cell's highest loss
             else:
                 ea, eb = exps_at(i)[0], exps_at(i + 1)[1]
                 gap = ea - eb
-                p_top = min(cap, max(mp.zero, upper_of((p * ea - q) / gap)))
-                p_bottom = min(cap, max(mp.zero, upper_of((q - p * eb) / gap)))
-                rule(i).apply(fixed_point(p_bottom, bits, "c"), pess)
-                rule(i + 1).apply(fixed_point(p_top, bits, "c"), pess)
-            m = fixed_point(lower_of(q), q_bits, "f")
+                rule(i).apply(min(cap, max(0, units((q - p * eb) / gap, bits, up=True))), pess)
+                rule(i + 1).apply(min(cap, max(0, units((p * ea - q) / gap, bits, up=True))), pess)
+            m = units(q, q_bits, up=False)
             if m > 0 and p.lower() > 0:
                 ratio = p / q
-                merged = max(low, lower_of(ratio.log()))
+                merged = ratio.log().lower()
+                merged = merged if merged > low else low
                 q_atoms.append(
-                    (_floor_steps(merged, hf, _LOSS_BITS), m, fixed_point(lower_of(ratio), _RATIO_BITS, "f"))
+                    (
+                        _floor_steps(exact_parts(merged), hf, _LOSS_BITS),
+                        m,
+                        units(ratio, _RATIO_BITS, up=False),
+                    )
                 )
         assert n + 1 == len(table.masses)
         return upper_of(infinite)

@@ -56,20 +56,43 @@ MAX_COMPOSITIONS = 10**9
 _POWER_FROM = 4
 
 
-@dataclass(frozen=True)
 class _Sums:
-    """Suffix sums of one side, for δ and ε queries.
+    """Suffix sums of one side, for δ and ε queries, computed from the top down as far as asked.
 
-    ``mass[i] = Σ_{i' >= i} m_{i'}`` (scale ``2^bits``) and
-    ``horner[i] = Σ_{i' >= i} m_{i'} r^{i' - i}`` with ``r = e^{-h}`` (scale ``2^(bits + G)``),
+    ``mass(i) = Σ_{i' >= i} m_{i'}`` (scale ``2^bits``) and
+    ``horner(i) = Σ_{i' >= i} m_{i'} r^{i' - i}`` with ``r = e^{-h}`` (scale ``2^(bits + G)``),
     rounded down with ``r`` rounded down (a lower bound, for the pessimistic side) or up with
     ``r`` rounded up (an upper bound, for the optimistic side); ``ratio`` is that ``r`` with
-    ``bits + 2G`` fractional bits. Both lists have a final entry 0 (the empty suffix).
+    ``bits + 2G`` fractional bits. ``mass(len) = horner(len) = 0`` (the empty suffix). A question
+    about ``ε(δ)`` in the upper tail reads only the suffixes above it, a fraction of a long grid.
     """
 
-    mass: list[int]
-    horner: list[int]
-    ratio: int
+    def __init__(self, masses: tuple[int, ...], ratio: int, frac: int, up: bool) -> None:
+        self.masses = masses
+        self.ratio = ratio
+        self._frac = frac
+        self._up = up
+        self._mass = [0]  # entry t: the suffix from index len(masses) - t
+        self._horner = [0]
+
+    def _fill(self, i: int) -> int:
+        """The position of index ``i``'s suffix, computed down to it."""
+        n, done = len(self.masses), len(self._mass) - 1
+        if n - i > done:
+            g, ratio, frac, up = _GUARD_BITS, self.ratio, self._frac, self._up
+            acc_m, acc_h = self._mass[-1], self._horner[-1]
+            for m in reversed(self.masses[i : n - done]):
+                acc_m += m
+                acc_h = (m << g) + shift_down(acc_h * ratio, frac, up)
+                self._mass.append(acc_m)
+                self._horner.append(acc_h)
+        return n - i
+
+    def mass(self, i: int) -> int:
+        return self._mass[self._fill(i)]
+
+    def horner(self, i: int) -> int:
+        return self._horner[self._fill(i)]
 
 
 # ---------------------------------------------------------------------------------------
@@ -391,23 +414,11 @@ class PrivacyLossDistribution:
 
     def _suffix_sums(self, grid: Grid, up: bool) -> _Sums:
         """Suffix sums of ``grid`` (``horner`` rounded up when ``up``, else down; see :class:`_Sums`)."""
-        g = _GUARD_BITS
-        frac = self.bits + 2 * g
+        frac = self.bits + 2 * _GUARD_BITS
         with precision(self.dps + EXTRA_DPS):
             r = iv.exp(-enclosed(self.spacing))
             ratio = fixed_point(upper(r), frac, "c") if up else fixed_point(lower(r), frac, "f")
-        n = len(grid.masses)
-        mass = [0] * (n + 1)
-        horner = [0] * (n + 1)
-        acc_m = 0
-        acc_h = 0
-        for i in range(n - 1, -1, -1):
-            m = grid.masses[i]
-            acc_m += m
-            acc_h = (m << g) + shift_down(acc_h * ratio, frac, up)
-            mass[i] = acc_m
-            horner[i] = acc_h
-        return _Sums(mass, horner, ratio)
+        return _Sums(grid.masses, ratio, frac, up)
 
     def _first_above(self, grid: Grid, epsilon: Mpf) -> int:
         """The first index ``i`` whose grid loss is certainly ``> ε`` (``len`` if none)."""
@@ -427,9 +438,9 @@ class PrivacyLossDistribution:
         i0 = self._first_above(grid, epsilon)
         bits = self.bits
         eps = iv.mpf(epsilon)
-        total = iv.mpf(grid.infinite + sums.mass[i0]) / iv.mpf(2) ** bits
+        total = iv.mpf(grid.infinite + sums.mass(i0)) / iv.mpf(2) ** bits
         if i0 < len(grid.masses):
-            b = iv.mpf(sums.horner[i0]) / iv.mpf(2) ** (bits + _GUARD_BITS)
+            b = iv.mpf(sums.horner(i0)) / iv.mpf(2) ** (bits + _GUARD_BITS)
             total -= iv.exp(eps - self._loss(grid.start + i0)) * b
         if not pessimistic:
             return max(mp.zero, lower(total))
@@ -453,21 +464,34 @@ class PrivacyLossDistribution:
         At ``ε = l_i`` the terms are ``m_j (1 - r^{j-i})`` for ``j > i``: no offset, no exp.
         """
         return (
-            (grid.infinite + sums.mass[i + 1]) << (self.bits + 3 * _GUARD_BITS)
-        ) - sums.ratio * sums.horner[i + 1]
+            (grid.infinite + sums.mass(i + 1)) << (self.bits + 3 * _GUARD_BITS)
+        ) - sums.ratio * sums.horner(i + 1)
 
     def _segment(self, grid: Grid, sums: _Sums, delta: Mpf) -> int:
-        """The smallest index ``k`` whose grid loss has ``δ(l_k) <= δ`` (per :meth:`_grid_delta`)."""
+        """The smallest index ``k`` whose grid loss has ``δ(l_k) <= δ`` (per :meth:`_grid_delta`):
+        from the top down in growing steps, then by bisection, so that the suffix sums are
+        computed only a little below ``k``."""
         target = fixed_point(delta, 2 * self.bits + 3 * _GUARD_BITS, "f")
-        return smallest_integer(lambda i: self._grid_delta(grid, sums, i) <= target, 0, len(grid.masses))
+
+        def holds(i: int) -> bool:
+            return self._grid_delta(grid, sums, i) <= target
+
+        n = len(grid.masses)
+        hi, step = n, 1
+        while hi > 0:
+            lo = max(0, n - step)
+            if not holds(lo):
+                return smallest_integer(holds, lo + 1, hi)
+            hi, step = lo, 2 * step
+        return 0
 
     def _segment_epsilon(self, grid: Grid, sums: _Sums, k: int, delta: Mpf) -> Interval | None:
         """``ln((A_k - δ)/B_k)`` in interval arithmetic (``None`` where undefined)."""
         bits = self.bits
-        a = iv.mpf(grid.infinite + sums.mass[k]) / iv.mpf(2) ** bits - iv.mpf(delta)
-        if not lower(a) > 0 or sums.horner[k] == 0:
+        a = iv.mpf(grid.infinite + sums.mass(k)) / iv.mpf(2) ** bits - iv.mpf(delta)
+        if not lower(a) > 0 or sums.horner(k) == 0:
             return None
-        b = iv.mpf(sums.horner[k]) / iv.mpf(2) ** (bits + _GUARD_BITS)
+        b = iv.mpf(sums.horner(k)) / iv.mpf(2) ** (bits + _GUARD_BITS)
         return iv.log(a) - iv.log(b) + self._loss(grid.start + k)
 
     def _epsilon_upper(self, delta: float) -> Mpf:
@@ -475,11 +499,14 @@ class PrivacyLossDistribution:
         dm = mp.mpf(delta)
         if grid.infinite >= fixed_point(dm, self.bits, "f"):
             return mp.inf
-        if self._delta_side(mp.zero, pessimistic=True) <= dm:
-            return mp.zero
         k = self._segment(grid, sums, dm)
         if k == len(grid.masses):
             return mp.inf  # only when δ is within rounding of the mass at +inf
+        # δ(l_{k-1}) > δ: ε = 0 may do only where l_{k-1} < 0
+        if (k == 0 or lower(self._loss(grid.start + k - 1)) < 0) and self._delta_side(
+            mp.zero, pessimistic=True
+        ) <= dm:
+            return mp.zero
         # Certified by the exact grid sum: δ(l_k) <= δ.
         fallback = upper(self._loss(grid.start + k))
         value = self._segment_epsilon(grid, sums, k, dm)
