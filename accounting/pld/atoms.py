@@ -118,12 +118,14 @@ def pair_atoms(
     spacing: float | None,
     bits: int,
     dps: int,
-    tables: dict[MixturePair, CellTable] | None = None,
+    tables: dict[tuple[MixturePair, float], CellTable] | None = None,
+    tail: float = 0.0,
 ) -> Atoms:
     """The atoms of one pair (``spacing`` is needed to place continuous cells).
 
     ``tables`` caches the cells of continuous pairs: the reverse of a pair (the other direction
-    under add-remove) reuses its cells reflected.
+    under add-remove) reuses its cells reflected. ``tail``: the mass a continuous pair's window
+    may leave beyond each end (:func:`_cell_table`).
     """
     if isinstance(pair, CitedPair):
         return _cited_atoms(pair, dps)
@@ -132,12 +134,12 @@ def pair_atoms(
     if spacing is None:
         raise AssertionError("continuous pairs need a spacing")
     tables = {} if tables is None else tables
-    if pair not in tables:
-        mirror = pair.reversed()
-        tables[pair] = (
-            tables[mirror].reversed() if mirror in tables else _cell_table(pair, spacing, bits, dps)
+    if (pair, tail) not in tables:
+        mirror = (pair.reversed(), tail)
+        tables[pair, tail] = (
+            tables[mirror].reversed() if mirror in tables else _cell_table(pair, spacing, bits, dps, tail)
         )
-    table = tables[pair]
+    table = tables[pair, tail]
     return Atoms([], table, mp.zero, mp.zero, None, _flat_bottom(table))
 
 
@@ -276,7 +278,7 @@ def least_cell_spacing(pair: MixturePair, bits: int) -> float:
     return span * _SUBCELLS / _MAX_CELL_GRID
 
 
-def _cell_table(pair: MixturePair, h: float, bits: int, dps: int) -> CellTable:
+def _cell_table(pair: MixturePair, h: float, bits: int, dps: int, tail: float = 0.0) -> CellTable:
     """Cells of the output axis of a continuous pair with a nondecreasing loss, on a grid of spacing ``h``.
 
     The cell boundaries are (floats near) the points where the loss crosses ``n h``, so a
@@ -286,9 +288,11 @@ def _cell_table(pair: MixturePair, h: float, bits: int, dps: int) -> CellTable:
     (:meth:`MixturePair.masses`) and its loss range is ``[L(x_i), L(x_{i+1})]`` (the loss is
     monotone, so the end points bound it). The window is cut where the ``P``- and ``Q``-tails are
     below ``2^-(bits + 8)`` (see :func:`accounting.pld.discretization._table_grids` for what
-    happens beyond it).
+    happens beyond it), or where they are below ``tail`` when that is more: the composition that
+    asks for it can lose that much (the first and last cells, beyond the window, are certified as
+    the others are; the pessimistic side puts the top one at ``+∞``).
     """
-    log_cut = -(bits + 8) * math.log(2)
+    log_cut = max(-(bits + 8) * math.log(2), math.log(tail) if tail > 0 else -math.inf)
     xa, xb = pair.window_float(log_cut)
     low_f = float(pair.loss_float(np.array([xa]))[0])
     high_f = float(pair.loss_float(np.array([xb]))[0])

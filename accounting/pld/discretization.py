@@ -56,7 +56,7 @@ from typing import NamedTuple
 from mpmath import iv, mp
 
 from accounting.balls import arb, ball_precision, exact_ball, exact_parts, units, upper_of
-from accounting.certified import Enclosure, Interval, Mpf, lower, precision, upper
+from accounting.certified import Enclosure, Interval, Mpf, float_up, lower, precision, upper
 from accounting.pld.atoms import CELL_DPS, Atoms, CellTable, pair_atoms
 from accounting.pld.grid import (
     Grid,
@@ -169,8 +169,9 @@ def _split(loss: Interval, h: float, p_up: int, pess: dict[int, int]) -> None:
 
 def _table_grids(
     table: CellTable, h: float, bits: int, pess: dict[int, int], q_atoms: list[Atom], q_bits: int
-) -> Mpf:
-    """Put the cells of a continuous pair on both sides of the grid; returns the ``P``-mass at ``+∞``.
+) -> tuple[Mpf, Mpf]:
+    """Put the cells of a continuous pair on both sides of the grid; returns the ``P``-mass at ``+∞``
+    and the ``P``-mass of the tails beyond the window (upper bounds).
 
     **Pessimistic.** A law of the loss on ``[l_a, l_b]`` with ``P``-mass ``P`` and ``Q``-mass
     ``Q = E_P[e^{-L}]`` is a post-processing of the two-point law at ``l_a`` and ``l_b`` with
@@ -210,7 +211,7 @@ def _table_grids(
                 exps[k] = ((-loss.lower()).exp(), (-loss.upper()).exp())
             return exps[k]
 
-        infinite = arb(0)
+        infinite, cut = arb(0), arb(0)
         narrow = arb(2) ** (-(iv.prec // 2))
         for i, (p, q) in enumerate(table.masses):
             cap = units(p, bits, up=True)
@@ -219,9 +220,11 @@ def _table_grids(
             left, right = ends[i], ends[i + 1]  # the cell's loss lies between them
             if left is None:  # bottom tail beyond the window, L -> -∞
                 rule(i + 1).apply(cap, pess)
+                cut += p.upper()
                 continue
             if right is None:  # top tail beyond the window, L -> +∞
                 infinite += p.upper()
+                cut += p.upper()
                 continue
             low = left.lower()
             if not right.upper() - low > narrow * max(arb(1), abs(low)):
@@ -244,7 +247,7 @@ def _table_grids(
                     )
                 )
         assert n + 1 == len(table.masses)
-        return upper_of(infinite)
+        return upper_of(infinite), upper_of(cut)
 
 
 #: Fractional bits of the ratios ``P/Q`` (``e^{loss}``) carried with the optimistic atoms.
@@ -427,6 +430,7 @@ def _from_atoms(atoms: Atoms, spacing: float | None, dps: int) -> Discretized:
     pess: dict[int, int] = {}
     opt: dict[int, int] = {}
     infinite_hi = atoms.infinite_hi
+    slack = 0.0  # the tails a table's window leaves
     with precision(dps):
         if exact:
             assert atoms.lattice is not None
@@ -459,8 +463,9 @@ def _from_atoms(atoms: Atoms, spacing: float | None, dps: int) -> Discretized:
             if atoms.table is not None:
                 with precision(dps + CELL_DPS):
                     table = atoms.table if offset == 0 else atoms.table.shifted(offset)
-                    tail = _table_grids(table, h_float, bits, pess, q_atoms, q_bits)
+                    tail, cut = _table_grids(table, h_float, bits, pess, q_atoms, q_bits)
                 infinite_hi = upper(iv.mpf(infinite_hi) + iv.mpf(tail))
+                slack = float_up(cut)
             opt = _merged_blocks(q_atoms, _LOSS_BITS, extra)
             spacing_e = Enclosure.exact(h_float)
             offset_e = Enclosure(offset, offset)
@@ -470,8 +475,8 @@ def _from_atoms(atoms: Atoms, spacing: float | None, dps: int) -> Discretized:
             exact_grid=exact,
             bits=bits,
             dps=dps,
-            pessimistic=truncate(Grid.from_dict(pess, fixed_point(infinite_hi, bits, "c")), up=True),
-            optimistic=truncate(Grid.from_dict(opt, fixed_point(atoms.infinite_lo, bits, "f")), up=False),
+            pessimistic=truncate(Grid.from_dict(pess, fixed_point(infinite_hi, bits, "c"), slack), True),
+            optimistic=truncate(Grid.from_dict(opt, fixed_point(atoms.infinite_lo, bits, "f"), slack), False),
         )
 
 
@@ -486,13 +491,18 @@ def _extra_bits(atoms: Atoms, offset: Mpf) -> int:
 
 
 def discretize(
-    pair: Pair, spacing: float | None, dps: int, tables: dict[MixturePair, CellTable] | None = None
+    pair: Pair,
+    spacing: float | None,
+    dps: int,
+    tables: dict[tuple[MixturePair, float], CellTable] | None = None,
+    tail: float = 0.0,
 ) -> Discretized:
     """The two grids of one pair: on its exact lattice when it has one and no spacing is asked.
 
-    ``tables`` caches the cells of continuous pairs (:func:`accounting.pld.atoms.pair_atoms`).
+    ``tables`` caches the cells of continuous pairs (:func:`accounting.pld.atoms.pair_atoms`), whose
+    windows may leave ``tail`` beyond each end.
     """
     bits = probability_bits(dps)
     if spacing is None and isinstance(pair, MixturePair) and not pair.lattice:
         spacing = continuous_spacing(pair, dps)
-    return _from_atoms(pair_atoms(pair, spacing, bits, dps, tables), spacing, dps)
+    return _from_atoms(pair_atoms(pair, spacing, bits, dps, tables, tail), spacing, dps)

@@ -539,9 +539,14 @@ class PrivacyLossDistribution:
 
 
 def pair_distribution(
-    pair: Pair, spacing: float | None, dps: int, tables: dict[MixturePair, CellTable] | None = None
+    pair: Pair,
+    spacing: float | None,
+    dps: int,
+    tables: dict[tuple[MixturePair, float], CellTable] | None = None,
+    tail: float = 0.0,
 ) -> PrivacyLossDistribution:
     """The PLD of one pair (validated by the caller): its two grids
     (:func:`accounting.pld.discretization.discretize`), on its exact lattice when it has one and no
-    spacing is asked; ``tables`` caches the cells of continuous pairs."""
-    return PrivacyLossDistribution(*discretize(pair, spacing, dps, tables))
+    spacing is asked; ``tables`` caches the cells of continuous pairs, whose windows may leave
+    ``tail`` beyond each end."""
+    return PrivacyLossDistribution(*discretize(pair, spacing, dps, tables, tail))

@@ -79,16 +79,17 @@ class Grid:
     infinite: int
     #: An upper bound on the mass that float products moved
     #: (:func:`~accounting.pld.products.compose_rows`): to ``+inf``
-    #: on the pessimistic side, off the top on the optimistic one. δ may be loose by this much.
+    #: on the pessimistic side, off the top on the optimistic one, and that a window left beyond
+    #: its ends (:func:`accounting.pld.atoms.pair_atoms`). δ may be loose by this much.
     slack: float = 0.0
 
     @classmethod
-    def from_dict(cls, masses: dict[int, int], infinite: int) -> Grid:
+    def from_dict(cls, masses: dict[int, int], infinite: int, slack: float = 0.0) -> Grid:
         kept = {j: m for j, m in masses.items() if m}
         if not kept:
-            return cls(0, (), infinite)
+            return cls(0, (), infinite, slack)
         lo, hi = min(kept), max(kept)
-        return cls(lo, tuple(kept.get(j, 0) for j in range(lo, hi + 1)), infinite)
+        return cls(lo, tuple(kept.get(j, 0) for j in range(lo, hi + 1)), infinite, slack)
 
     def rescaled(self, shift: int, up: bool) -> Grid:
         """The same grid with ``shift`` fewer fractional bits (rounded up or down)."""

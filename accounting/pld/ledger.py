@@ -175,7 +175,7 @@ def compose_events(
         h = default_spacing(pairs, dps, sum(count for _, count in counted))
         h = None if h is None else h / 2**refine
     cache: dict[Pair, PrivacyLossDistribution] = {}
-    tables: dict[MixturePair, CellTable] = {}
+    tables: dict[tuple[MixturePair, float], CellTable] = {}
     directions: dict[str, PrivacyLossDistribution] = {}
     done: dict[tuple[tuple[Pair, int], ...], PrivacyLossDistribution] = {}
     keys = {tuple(sorted(_merge(listed).items(), key=repr)) for listed in per_direction.values()}
@@ -195,9 +195,10 @@ def compose_events(
         share = slack / (2 * len(key))  # per distinct event: its self-composition, its product
         for pair, count in key:
             if pair not in cache:
-                cache[pair] = pair_distribution(pair, h, dps, tables)
+                # a quarter of the share for what a window leaves beyond its two ends, per release
+                cache[pair] = pair_distribution(pair, h, dps, tables, share / (8 * count))
             with reporting(None):
-                part = cache[pair].self_compose(count, step, share)
+                part = cache[pair].self_compose(count, step, 3 * share / 4)
             finished += count.bit_length()
             result = part if result is None else result.compose(part, share)
         assert result is not None
