@@ -48,7 +48,7 @@ __all__ = ["SLACK_SHARE", "ComposedPLD", "compose_events", "compose_mechanisms",
 #: itself at most (a millionth where ``z >= 4``), well within the discretization's own error; it is
 #: what lets a power of 10^4 steps (:func:`accounting.pld.powers.power_rows`, whose certified error
 #: is about 5e-12 there) be taken at once at δ = 1e-5.
-SLACK_SHARE = 2.0**-16
+SLACK_SHARE = 2.0**-14
 
 
 @dataclass(frozen=True)
