@@ -431,18 +431,29 @@ class Accountant:
         # certified slack is far below a usual δ; at a δ it would loosen, compose exactly instead.
         dps = max(precision, math.ceil(-math.log10(at)) + 8) if want_epsilon else precision
 
-        def composed(digits: int, exact: bool = False) -> pld.ComposedPLD:
-            # ε(δ): float products may move a share of the δ asked
-            slack = at * pld.SLACK_SHARE if want_epsilon else pld.FLOAT_SLACK
+        def composed(digits: int, slack: float = pld.FLOAT_SLACK, exact: bool = False) -> pld.ComposedPLD:
             with exact_products() if exact else nullcontext():
                 return pld.compose_events(items, self.neighbouring, dps=digits, refine=refine, slack=slack)
 
-        dist = composed(dps)
         if want_epsilon:
-            if dist.loose_at(at):
-                dist = composed(dps, exact=True)
+            # ε(δ): float products and windows may move a share of the δ asked, if what that costs
+            # in ε is at most EPSILON_RTOL of it; else a share narrowed to fit (what it costs is
+            # about proportional), else exact products
+            share = pld.EPSILON_SLACK_SHARE
+            for _ in range(2):
+                dist = composed(dps, at * share)
+                answer = dist.epsilon(at)
+                room = pld.EPSILON_RTOL * float(answer.hi)
+                loose = dist.epsilon_looseness(at)
+                if loose <= room:
+                    break
+                share *= max(2.0**-20, room / loose / 2) if math.isfinite(loose) else 2.0**-10
+            else:
+                dist = composed(dps, at * pld.SLACK_SHARE, exact=True)
+                answer = dist.epsilon(at)
             self._pld_points = dist.points
-            return dist.epsilon(at)
+            return answer
+        dist = composed(dps)
         answer = dist.delta(at)
         if 0 < answer.hi < mp.mpf(10) ** (8 - dps):
             dps = math.ceil(-float(mp.log10(answer.hi))) + precision + 8

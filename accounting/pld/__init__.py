@@ -47,6 +47,8 @@ from accounting.mechanisms.gaussian import (
 from accounting.pld.coarsening import MAX_GRID_POINTS
 from accounting.pld.distribution import MAX_COMPOSITIONS, PrivacyLossDistribution
 from accounting.pld.ledger import (
+    EPSILON_RTOL,
+    EPSILON_SLACK_SHARE,
     SLACK_SHARE,
     ComposedPLD,
     compose_events,
@@ -58,6 +60,8 @@ from accounting.pld.products import FLOAT_SLACK, exact_products
 from accounting.pld.spacing import default_spacing
 
 __all__ = [
+    "EPSILON_RTOL",
+    "EPSILON_SLACK_SHARE",
     "FLOAT_SLACK",
     "MAX_COMPOSITIONS",
     "MAX_GRID_POINTS",

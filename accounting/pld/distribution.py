@@ -31,7 +31,7 @@ from accounting.pld.coarsening import Sides, doubled, fit, levels_apart, lift, p
 from accounting.pld.discretization import discretize
 from accounting.pld.grid import EXTRA_DPS, Grid, Rows, enclosed, fixed_point, shift_down
 from accounting.pld.pairs import Pair, mechanism_pair
-from accounting.pld.powers import power_rows
+from accounting.pld.powers import power_rows, window_halvings
 from accounting.pld.products import FFT_MIN_POINTS, FLOAT_SLACK, compose_rows
 from accounting.progress import Progress, report
 from accounting.search import certify_upward, smallest_integer
@@ -54,6 +54,12 @@ MAX_COMPOSITIONS = 10**9
 #: A self-composition takes the rest of its count in one transform
 #: (:func:`~accounting.pld.powers.power_rows`) from this many on.
 _POWER_FROM = 4
+
+#: A power whose window is too wide for :data:`~accounting.pld.powers.MAX_POWER_POINTS` coarsens its
+#: base first, once that base is the composition of at least ``2^_COARSEN_FROM`` steps: each
+#: halving then adds about ``(2h)^2/4`` to a variance of ``2^_COARSEN_FROM (s/h)^2 h^2`` (``s/h``
+#: at least 96 for a subsampled release, :mod:`accounting.pld.spacing`), 10^-7 of it.
+_COARSEN_FROM = 8
 
 
 class _Sums:
@@ -253,9 +259,10 @@ class PrivacyLossDistribution:
         while True:
             if n >= _POWER_FROM:
                 # the rest in one transform each way, if its slack fits what the rest may take
-                powered = self._powered(result, result_level, base, base_level, n, share * 2 * (total - done))
+                allowance = share * 2 * (total - done)
+                powered = self._powered(result, result_level, base, base_level, n, done, allowance)
                 if powered is not None:
-                    result, result_level = powered, base_level
+                    result, result_level = powered
                     report(total, total, progress)
                     break
             if n & 1:
@@ -285,23 +292,45 @@ class PrivacyLossDistribution:
         return self._made(result, doubled(self.spacing, result_level), offset, bits, dps, exact)
 
     def _powered(
-        self, result: Sides | None, result_level: int, base: Sides, base_level: int, n: int, allowance: float
-    ) -> Sides | None:
-        """``result`` times ``base^n`` by :func:`~accounting.pld.powers.power_rows` on ``base``'s
-        grid, or ``None`` where it declines (too wide, too loose, or exact products asked)."""
+        self,
+        result: Sides | None,
+        result_level: int,
+        base: Sides,
+        base_level: int,
+        n: int,
+        done: int,
+        allowance: float,
+    ) -> tuple[Sides, int] | None:
+        """``result`` times ``base^n`` by :func:`~accounting.pld.powers.power_rows` and the level of
+        its grid, or ``None`` where it declines (too loose, exact products asked, or a window too
+        wide while ``base``, the composition of ``2^done`` steps, is too narrow to coarsen: below
+        2^:data:`_COARSEN_FROM` steps, whose coarsening error relative to their spread would be
+        above about 10^-7)."""
         if len(base.pessimistic.rows) < FFT_MIN_POINTS:
             return None
+        bits, dps = self.bits, self.dps
         if result is not None:
-            fine = doubled(self.spacing, result_level)
-            result = lift(result, fine, base_level - result_level, self.bits, self.dps)
+            result = lift(result, doubled(self.spacing, result_level), base_level - result_level, bits, dps)
+        paired_sides = paired(base, base if result is None else result)
+        halvings = max(
+            window_halvings([(x, n)] if result is None else [(x, n), (y, 1)], bits, up, allowance)
+            for x, y, up in paired_sides
+        )
+        if halvings:
+            if done < _COARSEN_FROM:
+                return None
+            base = lift(base, doubled(self.spacing, base_level), halvings, bits, dps)
+            if result is not None:
+                result = lift(result, doubled(self.spacing, base_level), halvings, bits, dps)
+            base_level += halvings
+            paired_sides = paired(base, base if result is None else result)
         sides = []
-        for x, y, up in paired(base, base if result is None else result):
-            parts = [(x, n)] if result is None else [(x, n), (y, 1)]
-            side = power_rows(parts, self.bits, up, allowance)
+        for x, y, up in paired_sides:
+            side = power_rows([(x, n)] if result is None else [(x, n), (y, 1)], bits, up, allowance)
             if side is None:
                 return None
             sides.append(side)
-        return Sides(*sides)
+        return Sides(*sides), base_level
 
     def _rows(self, bits: int) -> Sides:
         """Both sides as byte rows with ``bits`` fractional bits (rounded as each side must be)."""

@@ -15,9 +15,12 @@ A ledger of Gaussian mechanisms only is one Gaussian mechanism
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 from dataclasses import dataclass
 from fractions import Fraction
+
+from mpmath import mp
 
 from accounting import validate as v
 from accounting.certified import Enclosure
@@ -39,16 +42,31 @@ from accounting.pld.spacing import RELATIVE_SPACING, default_spacing, power_of_t
 from accounting.progress import Progress, current, report, reporting
 from accounting.subsampling import MixturePair
 
-__all__ = ["SLACK_SHARE", "ComposedPLD", "compose_events", "compose_mechanisms", "event_distributions"]
+__all__ = [
+    "EPSILON_RTOL",
+    "EPSILON_SLACK_SHARE",
+    "SLACK_SHARE",
+    "ComposedPLD",
+    "compose_events",
+    "compose_mechanisms",
+    "event_distributions",
+]
 
 
-#: The share of a δ that float products may loosen it by (:meth:`ComposedPLD.loose_at`): ``2^-16``.
-#: A δ larger by ``s`` moves ε by about ``s/|δ'(ε)|``, and ``|δ'(ε)| >= zδ/σ`` at a δ that lies ``z``
-#: standard deviations ``σ`` of the composed loss into its tail: ε moves by about ``2^-16/z^2`` of
-#: itself at most (a millionth where ``z >= 4``), well within the discretization's own error; it is
-#: what lets a power of 10^4 steps (:func:`accounting.pld.powers.power_rows`, whose certified error
-#: is about 5e-12 there) be taken at once at δ = 1e-5.
-SLACK_SHARE = 2.0**-14
+#: The share of a δ that float products may loosen it by (:meth:`ComposedPLD.loose_at`): ``2^-20``.
+SLACK_SHARE = 2.0**-20
+
+#: The slack an ``ε(δ)`` question first lets a composition take, as a share of ``δ``: wide enough
+#: for one transform of 10^6 steps (:func:`accounting.pld.powers.power_rows`, whose certified error
+#: is about 3e-10 there); what it cost in ``ε`` is measured on the answer
+#: (:meth:`ComposedPLD.epsilon_looseness`) and held to :data:`EPSILON_RTOL` of it (else the
+#: :class:`~accounting.accountant.Accountant` composes again with a share narrowed to fit).
+EPSILON_SLACK_SHARE = 2.0**-12
+
+#: How much of ``ε`` the slack may cost an ``ε(δ)`` answer (:meth:`ComposedPLD.epsilon_looseness`):
+#: a fifth of the 1e-5 that the discretization's own error is kept within
+#: (:mod:`accounting.pld.spacing`).
+EPSILON_RTOL = 2e-6
 
 
 @dataclass(frozen=True)
@@ -90,6 +108,21 @@ class ComposedPLD:
         an answer at ``delta`` should then be composed with exact products
         (:func:`~accounting.pld.products.exact_products`)."""
         return self.slack > SLACK_SHARE * float(delta)
+
+    def epsilon_looseness(self, delta: float) -> float:
+        """How much larger the upper end of ``ε(delta)`` may be for the :attr:`slack`: at most
+        ``ε(δ) - ε(δ + slack)`` (upper ends), since the pessimistic ``δ(ε)`` exceeds the one
+        composed without slack by at most the slack. ``inf`` where that cannot be told."""
+        d = v.open_unit("delta", delta)
+        slack = self.slack
+        if slack == 0 or self.gaussian_sigma is not None:
+            return 0.0
+        hi = self.epsilon(d).hi
+        if not mp.isfinite(hi):
+            return 0.0
+        if d + slack >= 1:
+            return math.inf
+        return float(hi - self.epsilon(d + slack).hi)
 
     def delta(self, epsilon: float) -> Enclosure:
         """``δ(ε)`` of the ledger, certified: the largest over the directions."""

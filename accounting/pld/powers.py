@@ -46,10 +46,10 @@ from accounting.convolution import FFT_ERROR_PER_LEVEL, UNIT
 from accounting.pld.grid import Rows
 from accounting.pld.products import FFT_MAX_BITS, WIDEN, exact_only, float_masses, made_good, settled
 
-__all__ = ["MAX_POWER_POINTS", "log_mgf_bound", "power_rows"]
+__all__ = ["MAX_POWER_POINTS", "log_mgf_bound", "power_rows", "window_halvings"]
 
 #: The longest transform a power takes (a long-double transform of 2^20 points takes about 0.15 s
-#: each way); a wider composed loss is squared and coarsened first.
+#: each way); a wider composed loss is squared and coarsened first (:func:`window_halvings`).
 MAX_POWER_POINTS = 2**20
 
 #: The ``λ`` tried for Chernoff's bound, in units of one over the composed loss's standard deviation.
@@ -171,6 +171,17 @@ def _infinite(parts: list[tuple[Rows, int]], bits: int, up: bool) -> int:
     return max(0, int(value))
 
 
+def window_halvings(parts: list[tuple[Rows, int]], bits: int, up: bool, allowance: float) -> int:
+    """How many times the grid's spacing must double before :func:`power_rows` of ``parts`` fits
+    its window in :data:`MAX_POWER_POINTS` points (each doubling about halves the window; 0 where
+    it would not be taken anyway: no allowance, or exact products asked)."""
+    if not allowance > 0 or exact_only():
+        return 0
+    floats = [float_masses(s.rows, bits, up).astype(np.float64) for s, _ in parts]
+    size = _window([(f, n) for f, (_, n) in zip(floats, parts, strict=True)], allowance / 16).size
+    return max(0, (size // MAX_POWER_POINTS).bit_length() - 1)
+
+
 def power_rows(parts: list[tuple[Rows, int]], bits: int, up: bool, allowance: float) -> Rows | None:
     """The product measure of ``count`` copies of each ``(side, count)`` of ``parts`` by one FFT,
     or ``None`` when its certified slack would exceed ``allowance`` or its transform
@@ -179,7 +190,7 @@ def power_rows(parts: list[tuple[Rows, int]], bits: int, up: bool, allowance: fl
     Rounded up on the pessimistic side (``up``), down on the optimistic one, as
     :func:`~accounting.pld.products.compose_rows` does.
     """
-    if bits > FFT_MAX_BITS or exact_only() or any(not len(s.rows) for s, _ in parts):
+    if not allowance > 0 or bits > FFT_MAX_BITS or exact_only() or any(not len(s.rows) for s, _ in parts):
         return None
     floats = [float_masses(s.rows, bits, up) for s, _ in parts]
     counts = [n for _, n in parts]

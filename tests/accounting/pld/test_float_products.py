@@ -119,7 +119,7 @@ def test_a_long_composition_is_as_tight_and_says_where_slack_matters(
     fast = one.self_compose(1000)
     with exact_products():
         exact = one.self_compose(1000)
-    assert exact.slack == 0.0
+    assert exact.slack < 1e-40  # only the tails the window leaves (2^-104 of each end, certified)
     assert 0 < fast.slack < 1e-13
     composed = ComposedPLD(Neighbouring.ADD_REMOVE, {"remove": fast})
     assert not composed.loose_at(1e-5)
@@ -230,3 +230,36 @@ def test_fixed_masses_round_exactly_across_the_limbs(dtype: type) -> None:
         exact = [Fraction(*x.as_integer_ratio()) for x in scaled]
         want = [math.ceil(x) if up else math.floor(x) for x in exact]
         assert got == want
+
+
+def test_the_looseness_of_an_epsilon_bounds_what_the_slack_cost() -> None:
+    """``ComposedPLD.epsilon_looseness`` bounds how much the float products and windows raised the
+    upper end of ε(δ): the exact composition's upper end is at most that much lower."""
+    event = PoissonSampled(AdditiveNoise(Gaussian(1.0), 1.0), 0.05)
+    fast = compose_events([(event, 200)], "add-remove", slack=1e-9)
+    with exact_products():
+        exact = compose_events([(event, 200)], "add-remove", slack=0.0)
+    loose = fast.epsilon_looseness(1e-5)
+    assert fast.slack > 1e-13
+    assert loose > 0
+    assert exact.epsilon(1e-5).hi <= fast.epsilon(1e-5).hi <= exact.epsilon(1e-5).hi + loose
+    assert exact.epsilon_looseness(1e-5) < 1e-12  # only the default window's tails
+
+
+@pytest.mark.parametrize("rtol", [0.0, 1.0])
+def test_the_accountant_narrows_the_slack_of_an_epsilon_until_it_costs_little(
+    monkeypatch: pytest.MonkeyPatch, rtol: float
+) -> None:
+    """ε(δ) is composed with a share of δ as slack; where what it costs in ε is over EPSILON_RTOL of
+    it (every slack, with a tolerance of 0) the Accountant composes again with a narrower share
+    and then exactly; with a tolerance of 1 it keeps the first answer."""
+    monkeypatch.setattr("accounting.pld.EPSILON_RTOL", rtol)
+    event = PoissonSampled(AdditiveNoise(Gaussian(1.0), 1.0), 0.05)
+    accountant = Accountant("add-remove")
+    accountant.compose(event, 200)
+    answer = accountant.epsilon(1e-5, route="pld")
+    first = compose_events([(event, 200)], "add-remove", slack=1e-5 * 2.0**-12)
+    with exact_products():
+        exact = compose_events([(event, 200)], "add-remove", slack=1e-5 * SLACK_SHARE)
+    assert first.slack > 0
+    assert answer == (exact if rtol == 0.0 else first).epsilon(1e-5)
