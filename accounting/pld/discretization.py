@@ -63,7 +63,6 @@ from accounting.pld.grid import (
     binary_parts,
     fixed_point,
     probability_bits,
-    shift_down,
     truncate,
 )
 from accounting.pld.pairs import Pair
@@ -110,12 +109,12 @@ def _ceil_steps(x: Mpf | tuple[int, int], h: Fraction, shift: int = 0) -> int:
 @dataclass(frozen=True)
 class _SplitRule:
     """How a ``P``-mass at a loss in an interval goes onto the grid: the share ``w`` at ``j_hi``,
-    an upper end of it in ``[0, 1]``, exactly ``mantissa · 2^exponent``."""
+    an upper end of it in ``[0, 1]``, exactly ``numerator/denominator``."""
 
     j_lo: int
     j_hi: int
-    mantissa: int
-    exponent: int
+    numerator: int
+    denominator: int
 
     def apply(self, p_up: int, pess: dict[int, int]) -> None:
         if p_up == 0:
@@ -123,10 +122,14 @@ class _SplitRule:
         if self.j_lo == self.j_hi:
             pess[self.j_lo] = pess.get(self.j_lo, 0) + p_up
             return
-        value, exp = p_up * self.mantissa, self.exponent
-        top = min(p_up, value << exp if exp >= 0 else shift_down(value, -exp, True))
+        top = min(p_up, -((-p_up * self.numerator) // self.denominator))
         pess[self.j_hi] = pess.get(self.j_hi, 0) + top
         pess[self.j_lo] = pess.get(self.j_lo, 0) + p_up - top
+
+
+#: Where ``top`` lies within this share of a grid step from a grid point (a cell boundary, placed
+#: at a crossing of the grid), :func:`_split_rule` bounds ``w`` without Arb.
+_NEAR = 2**40
 
 
 def _split_rule(top: Mpf | tuple[int, int], h: float) -> _SplitRule:
@@ -135,23 +138,37 @@ def _split_rule(top: Mpf | tuple[int, int], h: float) -> _SplitRule:
     The mass is first moved to ``top``, the upper end of the loss's enclosure (a higher loss at the
     same ``P``-mass only raises δ, for every composition), then split between
     ``j_lo = ⌊top/h⌋`` and ``j_hi = ⌈top/h⌉`` preserving ``Σ p`` and ``Σ p e^{-l}``: the share at
-    ``j_hi`` is ``w = (1 - e^{-(top - j_lo h)})/(1 - e^{-h})``, the upper end of its Arb ball
-    (``top`` an mpf or an exact ``(mantissa, exponent)``).
+    ``j_hi`` is ``w = (1 - e^{-d})/(1 - e^{-h})``, ``d = top - j_lo h``, the upper end of its Arb
+    ball (``top`` an mpf or an exact ``(mantissa, exponent)``). Near a grid point, where cell
+    boundaries are, exactly: ``w <= (d/h)(1 + h)`` for ``d`` within ``h/2^40`` above one (as
+    ``1 - e^{-d} <= d`` and ``h/(1 - e^{-h}) <= 1 + h/2 + h²/12 <= 1 + h`` for ``h <= 1``), and
+    ``w <= 1`` within ``h/2^40`` below one (``d <= h``).
     """
-    hf = Fraction(h)
-    j_lo = _floor_steps(top, hf)
-    j_hi = _ceil_steps(top, hf)
-    if j_lo == j_hi:
-        return _SplitRule(j_lo, j_hi, 1, 0)
+    hf = _fraction(h)
+    num, den = _ratio(top, hf, 0)
+    j_lo = num // den
+    rest = num - j_lo * den  # d/h = rest/den
+    if rest == 0:
+        return _SplitRule(j_lo, j_lo, 1, 1)
+    j_hi = j_lo + 1
+    if h <= 1 and rest * _NEAR <= den:
+        return _SplitRule(j_lo, j_hi, rest * (hf.denominator + hf.numerator), den * hf.denominator)
+    if h <= 1 and (den - rest) * _NEAR <= den:
+        return _SplitRule(j_lo, j_hi, 1, 1)
     with ball_precision(iv.prec):
         d = (exact_ball(top) - arb(j_lo) * arb(h)).nonnegative_part()
         w = (-d).expm1() / _split_denominator(h, iv.prec)  # (e^{-d} - 1)/(e^{-h} - 1)
-        man, exp = w.upper().man_exp()
-        if man <= 0:
-            return _SplitRule(j_lo, j_hi, 0, 0)
         if w.upper() >= 1:
-            return _SplitRule(j_lo, j_hi, 1, 0)
-        return _SplitRule(j_lo, j_hi, int(man), int(exp))
+            return _SplitRule(j_lo, j_hi, 1, 1)
+        man, exp = exact_parts(w.upper())
+        if man <= 0:
+            return _SplitRule(j_lo, j_hi, 0, 1)
+        return _SplitRule(j_lo, j_hi, man << max(0, exp), 1 << max(0, -exp))
+
+
+@lru_cache(maxsize=64)
+def _fraction(h: float) -> Fraction:
+    return Fraction(h)
 
 
 @lru_cache(maxsize=64)
