@@ -217,3 +217,32 @@ def test_continuous_laplace_against_dp_accounting() -> None:
 
 
 # ---------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("offset", [0.0, 1e-15, 3e-13, 0.25, 0.5, 1 - 1e-13, 1 - 1e-16])
+@pytest.mark.parametrize("h", [2.0**-13, 0.3, 1.0])
+def test_the_split_share_bounds_connect_the_dots_from_above(offset: float, h: float) -> None:
+    """The share at the upper grid point is at least ``w = (1 - e^{-d})/(1 - e^{-h})`` (60 digits)
+    and within 2^-39 of it, near a grid point (the exact bounds without Arb, which give up at
+    most 2^-40) and away from one."""
+    from fractions import Fraction
+
+    from accounting.certified import precision
+    from accounting.pld.discretization import _split_rule
+
+    for j in (-3, 0, 7, 12345):
+        with mp.workprec(400):
+            top = mp.mpf(j) * h + mp.mpf(offset) * h  # exact at this precision
+        with precision(30):
+            rule = _split_rule(top, h)
+        if offset == 0:
+            assert rule.j_lo == rule.j_hi == j  # on the grid: no split
+            continue
+        assert rule.j_hi == rule.j_lo + 1
+        share = Fraction(rule.numerator, rule.denominator)
+        with mp.workdps(60):
+            d = top - rule.j_lo * mp.mpf(h)
+            w = (1 - mp.exp(-d)) / (1 - mp.exp(-mp.mpf(h)))
+            got = mp.mpf(share.numerator) / share.denominator
+            assert 0 <= d < h
+            assert w <= got <= w + mp.mpf(2) ** -39
