@@ -29,7 +29,7 @@ from accounting.noise import DEFAULT_DPS
 from accounting.pld.atoms import CellTable
 from accounting.pld.coarsening import Sides, doubled, fit, levels_apart, lift, paired
 from accounting.pld.discretization import discretize
-from accounting.pld.grid import EXTRA_DPS, Grid, Rows, enclosed, fixed_point, shift_down
+from accounting.pld.grid import EXTRA_DPS, Grid, Rows, enclosed, fixed_point
 from accounting.pld.pairs import Pair, mechanism_pair
 from accounting.pld.powers import power_rows, window_halvings
 from accounting.pld.products import FFT_MIN_POINTS, FLOAT_SLACK, compose_rows
@@ -85,13 +85,17 @@ class _Sums:
         """The position of index ``i``'s suffix, computed down to it."""
         n, done = len(self.masses), len(self._mass) - 1
         if n - i > done:
-            g, ratio, frac, up = _GUARD_BITS, self.ratio, self._frac, self._up
+            g, frac = _GUARD_BITS, self._frac
             acc_m, acc_h = self._mass[-1], self._horner[-1]
+            masses, horner = self._mass, self._horner
+            # shift_down(acc_h * ratio, frac, up), written out: the loop runs over long grids
+            ratio = -self.ratio if self._up else self.ratio
+            sign = -1 if self._up else 1
             for m in reversed(self.masses[i : n - done]):
                 acc_m += m
-                acc_h = (m << g) + shift_down(acc_h * ratio, frac, up)
-                self._mass.append(acc_m)
-                self._horner.append(acc_h)
+                acc_h = (m << g) + sign * ((acc_h * ratio) >> frac)
+                masses.append(acc_m)
+                horner.append(acc_h)
         return n - i
 
     def mass(self, i: int) -> int:
@@ -498,8 +502,8 @@ class PrivacyLossDistribution:
 
     def _segment(self, grid: Grid, sums: _Sums, delta: Mpf) -> int:
         """The smallest index ``k`` whose grid loss has ``δ(l_k) <= δ`` (per :meth:`_grid_delta`):
-        from the top down in growing steps, then by bisection, so that the suffix sums are
-        computed only a little below ``k``."""
+        from the top down in steps growing by a quarter, then by bisection, so that the suffix
+        sums are computed only a little below ``k``."""
         target = fixed_point(delta, 2 * self.bits + 3 * _GUARD_BITS, "f")
 
         def holds(i: int) -> bool:
@@ -508,10 +512,10 @@ class PrivacyLossDistribution:
         n = len(grid.masses)
         hi, step = n, 1
         while hi > 0:
-            lo = max(0, n - step)
+            lo = max(0, hi - step)
             if not holds(lo):
                 return smallest_integer(holds, lo + 1, hi)
-            hi, step = lo, 2 * step
+            hi, step = lo, step + step // 4 + 1  # steps growing by a quarter: a short overshoot
         return 0
 
     def _segment_epsilon(self, grid: Grid, sums: _Sums, k: int, delta: Mpf) -> Interval | None:
