@@ -129,7 +129,7 @@ class _SplitRule:
 
 #: Where ``top`` lies within this share of a grid step from a grid point (a cell boundary, placed
 #: at a crossing of the grid), :func:`_split_rule` bounds ``w`` without Arb.
-_NEAR = 2**40
+_NEAR = 2**30
 
 
 def _split_rule(top: Mpf | tuple[int, int], h: float) -> _SplitRule:
@@ -140,9 +140,10 @@ def _split_rule(top: Mpf | tuple[int, int], h: float) -> _SplitRule:
     ``j_lo = ⌊top/h⌋`` and ``j_hi = ⌈top/h⌉`` preserving ``Σ p`` and ``Σ p e^{-l}``: the share at
     ``j_hi`` is ``w = (1 - e^{-d})/(1 - e^{-h})``, ``d = top - j_lo h``, the upper end of its Arb
     ball (``top`` an mpf or an exact ``(mantissa, exponent)``). Near a grid point, where cell
-    boundaries are, exactly: ``w <= (d/h)(1 + h)`` for ``d`` within ``h/2^40`` above one (as
-    ``1 - e^{-d} <= d`` and ``h/(1 - e^{-h}) <= 1 + h/2 + h²/12 <= 1 + h`` for ``h <= 1``), and
-    ``w <= 1`` within ``h/2^40`` below one (``d <= h``).
+    boundaries are (floats whose loss is within about 1e-12 of a step from a grid point),
+    exactly: ``w <= (d/h)(1 + h)`` for ``d`` within ``h/2^30`` above one (as ``1 - e^{-d} <= d``
+    and ``h/(1 - e^{-h}) <= 1 + h/2 + h²/12 <= 1 + h`` for ``h <= 1``), and ``w <= 1`` within
+    ``h/2^30`` below one (``d <= h``; at most 2^-30 of the mass goes a step higher than needed).
     """
     hf = _fraction(h)
     num, den = _ratio(top, hf, 0)

@@ -89,7 +89,10 @@ class Grid:
         if not kept:
             return cls(0, (), infinite, slack)
         lo, hi = min(kept), max(kept)
-        return cls(lo, tuple(kept.get(j, 0) for j in range(lo, hi + 1)), infinite, slack)
+        dense = [0] * (hi - lo + 1)
+        for j, m in kept.items():
+            dense[j - lo] = m
+        return cls(lo, tuple(dense), infinite, slack)
 
     def rescaled(self, shift: int, up: bool) -> Grid:
         """The same grid with ``shift`` fewer fractional bits (rounded up or down)."""
@@ -200,7 +203,7 @@ def truncate_rows(side: Rows, up: bool) -> Rows:
 
 def truncate(grid: Grid, up: bool) -> Grid:
     """:func:`truncate_rows` of a grid of Python integers (``bits`` only sets the row width)."""
-    width = max((m.bit_length() for m in grid.masses), default=0) // 8 + 1
+    width = max(grid.masses, default=0).bit_length() // 8 + 1  # masses are >= 0
     return truncate_rows(Rows.of(grid, 8 * (width - 1)), up).grid()
 
 
