@@ -20,7 +20,7 @@ from accounting.pld.powers import log_mgf_bound, power_rows
 from accounting.pld.products import Made, compose_rows, made_good
 from accounting.subsampling import MixturePair, PoissonSampled
 
-from .test_float_products import BITS, concentrated, shapes, side, upper_tails
+from .test_float_products import BITS, concentrated, off_by, shapes, side, upper_tails
 
 
 def exact_power(a: Rows, n: int, up: bool, extra: Rows | None = None) -> Rows:
@@ -110,19 +110,9 @@ def test_a_rounding_error_as_large_as_its_bound_still_leaves_each_side_on_its_si
     def adversarial(
         values: np.ndarray, error: float, above: float, below: float, bits: int, up: bool
     ) -> Made:
-        c = values.copy()
-        if up:
-            take = 0.9 * error
-            for j in range(len(c) - 1, -1, -1):
-                used = min(float(c[j]), take)
-                c[j] -= used
-                take -= used
-                if take <= 0:
-                    break
-        else:
-            suffix = np.cumsum(c[::-1])[::-1]
-            inside = np.flatnonzero(suffix > 3 * (error + above + below))
-            c[int(inside[-1]) if len(inside) else int(np.argmax(c))] += 0.9 * error
+        # extra mass only where more than the error and the tails lie above it
+        keep = 3 * (error + above + below) / error
+        c = off_by(values, error, up, keep)
         return made_good(c, error, above, below, bits, up)
 
     monkeypatch.setattr(powers_module, "made_good", adversarial)
