@@ -233,7 +233,9 @@ class PrivacyLossDistribution:
         grid of moderate width: 10^4 Poisson-sampled Gaussian steps take one transform each way).
 
         A side that grows beyond :data:`~accounting.pld.coarsening.MAX_GRID_POINTS` points is
-        coarsened (:func:`accounting.pld.coarsening._coarsen`): the spacing of the result is then the
+        coarsened (:func:`accounting.pld.coarsening._coarsen`), and so is the base of a power whose
+        window is too wide once 2^:data:`_COARSEN_FROM` steps are composed
+        (:func:`~accounting.pld.powers.window_halvings`): the spacing of the result is then the
         PLD's times a power of two.
 
         Parameters
