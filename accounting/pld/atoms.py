@@ -257,8 +257,11 @@ CELL_DPS = 10
 
 #: A cell away from the bulk may be ``2^m`` grid steps wide once the mass beyond it (``P + Q``,
 #: on its side) is below ``_TAIL_MASS / 4^m``: its second-order error then stays below that of
-#: one bulk cell.
-_TAIL_MASS = 2.0**-16
+#: a few bulk cells. Measured against 2^-16 on subsampled Gaussians (96 steps per standard
+#: deviation): the upper end of ε rises by 4e-7 of itself at q = 0.01, σ = 1, 10^4 steps, and
+#: by at most 1.2e-6 at q = 0.001, σ = 0.8, for a third fewer cells (28k -> 17k at q = 0.001)
+#: and a discretization 35-45% faster.
+_TAIL_MASS = 2.0**-12
 
 #: Bulk cells span ``1/_SUBCELLS`` of a grid step of loss: the optimistic side's bound on a
 #: cell's mean loss (:func:`accounting.pld.discretization._table_grids`) is low by at most ``(width)^2/8``.
