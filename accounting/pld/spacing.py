@@ -95,7 +95,7 @@ def power_of_two_below(x: float) -> float:
 #: ends are second order, about ``(h/s)^2`` relative to the composed loss's spread whatever the
 #: number of compositions. A subsampled release (more than one component on a side) takes
 #: ``_SAMPLED_STEPS_PER_STD``: ε of 10^4 Poisson-subsampled Gaussian steps (q = 0.01, σ = 1,
-#: δ = 1e-5) has its upper end 1.3e-4 above the truth (relative) at s/24 and 7.9e-6 at s/96 (its
+#: δ = 1e-5) has its upper end 1.3e-4 above the truth (relative) at s/24 and 8.3e-6 at s/96 (its
 #: grid 2^-13, one transform of 2^18 points: :mod:`accounting.pld.powers`), the 1e-5 that DP-SGD
 #: accounting is asked for. A plain Laplace release keeps 24: its error is that of its two heavy
 #: atoms, which a finer grid does not place better.
