@@ -31,7 +31,7 @@ DELTA = 1e-5
 STEPS = tuple(int(s) for s in os.environ.get("DPSGD_BENCH_STEPS", "1000,10000,100000,1000000").split(","))
 RELATIONS = ("add-remove", "replace-one")
 #: Seconds after which an accountant is not run on the longer rows of a case.
-CAP = float(os.environ.get("DPSGD_BENCH_CAP", "60"))
+CAP = float(os.environ.get("DPSGD_BENCH_CAP", "30"))
 
 Run = Callable[[float, float, int, str], str]
 
