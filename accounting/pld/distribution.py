@@ -29,9 +29,9 @@ from accounting.noise import DEFAULT_DPS
 from accounting.pld.atoms import CellTable
 from accounting.pld.coarsening import Sides, doubled, fit, levels_apart, lift, paired
 from accounting.pld.discretization import discretize
-from accounting.pld.grid import EXTRA_DPS, Grid, Rows, enclosed, fixed_point
+from accounting.pld.grid import EXTRA_DPS, Grid, Rows, enclosed, fixed_point, shift_down
 from accounting.pld.pairs import Pair, mechanism_pair
-from accounting.pld.powers import power_rows, window_halvings
+from accounting.pld.powers import plan_power, power_rows
 from accounting.pld.products import FFT_MIN_POINTS, FLOAT_SLACK, compose_rows
 from accounting.progress import Progress, report
 from accounting.search import certify_upward, smallest_integer
@@ -85,15 +85,12 @@ class _Sums:
         """The position of index ``i``'s suffix, computed down to it."""
         n, done = len(self.masses), len(self._mass) - 1
         if n - i > done:
-            g, frac = _GUARD_BITS, self._frac
+            g, ratio, frac, up = _GUARD_BITS, self.ratio, self._frac, self._up
             acc_m, acc_h = self._mass[-1], self._horner[-1]
             masses, horner = self._mass, self._horner
-            # shift_down(acc_h * ratio, frac, up), written out: the loop runs over long grids
-            ratio = -self.ratio if self._up else self.ratio
-            sign = -1 if self._up else 1
             for m in reversed(self.masses[i : n - done]):
                 acc_m += m
-                acc_h = (m << g) + sign * ((acc_h * ratio) >> frac)
+                acc_h = (m << g) + shift_down(acc_h * ratio, frac, up)
                 masses.append(acc_m)
                 horner.append(acc_h)
         return n - i
@@ -235,7 +232,7 @@ class PrivacyLossDistribution:
         A side that grows beyond :data:`~accounting.pld.coarsening.MAX_GRID_POINTS` points is
         coarsened (:func:`accounting.pld.coarsening._coarsen`), and so is the base of a power whose
         window is too wide once 2^:data:`_COARSEN_FROM` steps are composed
-        (:func:`~accounting.pld.powers.window_halvings`): the spacing of the result is then the
+        (:attr:`~accounting.pld.powers.PowerPlan.halvings`): the spacing of the result is then the
         PLD's times a power of two.
 
         Parameters
@@ -317,11 +314,15 @@ class PrivacyLossDistribution:
         bits, dps = self.bits, self.dps
         if result is not None:
             result = lift(result, doubled(self.spacing, result_level), base_level - result_level, bits, dps)
+
+        def parts(x: Rows, y: Rows) -> list[tuple[Rows, int]]:
+            return [(x, n)] if result is None else [(x, n), (y, 1)]
+
         paired_sides = paired(base, base if result is None else result)
-        halvings = max(
-            window_halvings([(x, n)] if result is None else [(x, n), (y, 1)], bits, up, allowance)
-            for x, y, up in paired_sides
-        )
+        plans = [plan_power(parts(x, y), bits, up, allowance) for x, y, up in paired_sides]
+        if any(plan is None for plan in plans):
+            return None
+        halvings = max(plan.halvings for plan in plans if plan is not None)
         if halvings:
             if done < _COARSEN_FROM:
                 return None
@@ -330,9 +331,10 @@ class PrivacyLossDistribution:
                 result = lift(result, doubled(self.spacing, base_level), halvings, bits, dps)
             base_level += halvings
             paired_sides = paired(base, base if result is None else result)
+            plans = [None, None]  # on the coarser grid: planned again
         sides = []
-        for x, y, up in paired_sides:
-            side = power_rows([(x, n)] if result is None else [(x, n), (y, 1)], bits, up, allowance)
+        for (x, y, up), plan in zip(paired_sides, plans, strict=True):
+            side = power_rows(parts(x, y), bits, up, allowance, plan)
             if side is None:
                 return None
             sides.append(side)

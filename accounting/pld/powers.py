@@ -36,6 +36,7 @@ The inputs are the sides' fixed-point masses widened to long doubles
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import numpy as np
 from mpmath import iv
@@ -46,10 +47,10 @@ from accounting.convolution import FFT_ERROR_PER_LEVEL, UNIT
 from accounting.pld.grid import Rows
 from accounting.pld.products import FFT_MAX_BITS, WIDEN, exact_only, float_masses, made_good, settled
 
-__all__ = ["MAX_POWER_POINTS", "log_mgf_bound", "power_rows", "window_halvings"]
+__all__ = ["MAX_POWER_POINTS", "PowerPlan", "log_mgf_bound", "plan_power", "power_rows"]
 
 #: The longest transform a power takes (a long-double transform of 2^20 points takes about 0.15 s
-#: each way); a wider composed loss is squared and coarsened first (:func:`window_halvings`).
+#: each way); a wider composed loss is squared and coarsened first (:attr:`PowerPlan.halvings`).
 MAX_POWER_POINTS = 2**20
 
 #: The ``λ`` tried for Chernoff's bound, in units of one over the composed loss's standard deviation.
@@ -171,33 +172,46 @@ def _infinite(parts: list[tuple[Rows, int]], bits: int, up: bool) -> int:
     return max(0, int(value))
 
 
-def window_halvings(parts: list[tuple[Rows, int]], bits: int, up: bool, allowance: float) -> int:
-    """How many times the grid's spacing must double before :func:`power_rows` of ``parts`` fits
-    its window in :data:`MAX_POWER_POINTS` points (each doubling about halves the window; 0 where
-    it would not be taken anyway: no allowance, or exact products asked)."""
-    if not allowance > 0 or exact_only():
-        return 0
-    floats = [float_masses(s.rows, bits, up).astype(np.float64) for s, _ in parts]
-    size = _window([(f, n) for f, (_, n) in zip(floats, parts, strict=True)], allowance / 16).size
-    return max(0, (size // MAX_POWER_POINTS).bit_length() - 1)
+class PowerPlan(NamedTuple):
+    """What :func:`power_rows` reads before its transforms: the sides as long doubles, the window,
+    and how many times the grid's spacing must double for that window to fit in
+    :data:`MAX_POWER_POINTS` points (each doubling about halves it)."""
+
+    floats: list[NDArray[np.longdouble]]
+    window: _Window
+    halvings: int
 
 
-def power_rows(parts: list[tuple[Rows, int]], bits: int, up: bool, allowance: float) -> Rows | None:
+def plan_power(parts: list[tuple[Rows, int]], bits: int, up: bool, allowance: float) -> PowerPlan | None:
+    """The :class:`PowerPlan` of :func:`power_rows` of ``parts``, or ``None`` where no power is taken
+    (no allowance, fixed point wider than :data:`~accounting.pld.products.FFT_MAX_BITS`, exact
+    products asked, an empty side)."""
+    if not allowance > 0 or bits > FFT_MAX_BITS or exact_only() or any(not len(s.rows) for s, _ in parts):
+        return None
+    floats = [float_masses(s.rows, bits, up) for s, _ in parts]
+    window = _window(
+        [(f.astype(np.float64), n) for f, (_, n) in zip(floats, parts, strict=True)], allowance / 16
+    )
+    return PowerPlan(floats, window, max(0, (window.size // MAX_POWER_POINTS).bit_length() - 1))
+
+
+def power_rows(
+    parts: list[tuple[Rows, int]], bits: int, up: bool, allowance: float, plan: PowerPlan | None = None
+) -> Rows | None:
     """The product measure of ``count`` copies of each ``(side, count)`` of ``parts`` by one FFT,
-    or ``None`` when its certified slack would exceed ``allowance`` or its transform
-    :data:`MAX_POWER_POINTS` (see the module notes; the caller composes by products instead).
+    or ``None`` when its certified slack would exceed ``allowance``, its transform
+    :data:`MAX_POWER_POINTS`, or :func:`plan_power` declines (see the module notes; the caller
+    composes by products instead). ``plan``: :func:`plan_power` of the same arguments, if the
+    caller has it.
 
     Rounded up on the pessimistic side (``up``), down on the optimistic one, as
     :func:`~accounting.pld.products.compose_rows` does.
     """
-    if not allowance > 0 or bits > FFT_MAX_BITS or exact_only() or any(not len(s.rows) for s, _ in parts):
+    plan = plan if plan is not None else plan_power(parts, bits, up, allowance)
+    if plan is None or plan.halvings:
         return None
-    floats = [float_masses(s.rows, bits, up) for s, _ in parts]
-    counts = [n for _, n in parts]
-    window = _window([(f.astype(np.float64), n) for f, n in zip(floats, counts, strict=True)], allowance / 16)
+    floats, window = plan.floats, plan.window
     size = window.size
-    if size > MAX_POWER_POINTS:
-        return None
     import scipy.fft  # here: importing scipy takes a while and only long compositions need it
 
     count = sum(n for _, n in parts)
