@@ -21,7 +21,7 @@ import mpmath.libmp
 from flint import arb, ctx
 from mpmath import iv, mp
 
-from accounting.certified import Interval, Mpf, lower, upper
+from accounting.certified import Interval, Mpf, lower, shift_down, upper
 
 __all__ = [
     "arb",
@@ -82,9 +82,7 @@ def units(x: arb, bits: int, up: bool) -> int:
     """``⌈upper(x)·2^bits⌉`` (``up``) or ``⌊lower(x)·2^bits⌋``, exactly: a ball read as fixed point."""
     man, exp = exact_parts(x.upper() if up else x.lower())
     shift = exp + bits
-    if shift >= 0:
-        return man << shift
-    return -((-man) >> -shift) if up else man >> -shift
+    return man << shift if shift >= 0 else shift_down(man, -shift, up)
 
 
 def _exact(x: Mpf) -> arb:

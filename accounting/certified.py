@@ -91,6 +91,11 @@ def float_up(x: Mpf | int | float) -> float:
     return f
 
 
+def shift_down(x: int, bits: int, up: bool) -> int:
+    """``x / 2^bits`` for integers, rounded up (``up``) or down, exactly."""
+    return -((-x) >> bits) if up else x >> bits
+
+
 def float_down(x: Mpf | int | float) -> float:
     """The largest float ``<= x`` (``-inf`` stays ``-inf``), compared exactly."""
     x = _exact(x)

@@ -22,14 +22,24 @@ from functools import cached_property
 from mpmath import iv, mp
 
 from accounting import validate as v
-from accounting.certified import Enclosure, Interval, Mpf, float_down, float_up, lower, precision, upper
+from accounting.certified import (
+    Enclosure,
+    Interval,
+    Mpf,
+    float_down,
+    float_up,
+    lower,
+    precision,
+    shift_down,
+    upper,
+)
 from accounting.errors import ParameterError, ParameterTypeError
 from accounting.mechanisms import Mechanism
 from accounting.noise import DEFAULT_DPS
 from accounting.pld.atoms import CellTable
 from accounting.pld.coarsening import Sides, doubled, fit, levels_apart, lift, paired
 from accounting.pld.discretization import discretize
-from accounting.pld.grid import EXTRA_DPS, Grid, Rows, enclosed, fixed_point, shift_down
+from accounting.pld.grid import EXTRA_DPS, Grid, Rows, enclosed, fixed_point
 from accounting.pld.pairs import Pair, mechanism_pair
 from accounting.pld.powers import plan_power, power_rows
 from accounting.pld.products import FFT_MIN_POINTS, FLOAT_SLACK, compose_rows

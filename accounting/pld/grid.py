@@ -16,7 +16,7 @@ import mpmath.libmp
 import numpy as np
 from numpy.typing import NDArray
 
-from accounting.certified import Enclosure, Interval, Mpf, interval
+from accounting.certified import Enclosure, Interval, Mpf, interval, shift_down
 
 #: Extra decimal digits of the interval arithmetic that evaluates δ and ε on a grid.
 EXTRA_DPS = 20
@@ -57,12 +57,7 @@ def scale_int(n: int, x: Mpf, rounding: str) -> int:
     exp = int(exp)
     if exp >= 0:
         return value << exp
-    return value >> -exp if rounding == "f" else -((-value) >> -exp)
-
-
-def shift_down(x: int, bits: int, up: bool) -> int:
-    """``x / 2^bits`` rounded up (``up``) or down."""
-    return -((-x) >> bits) if up else x >> bits
+    return shift_down(value, -exp, rounding != "f")
 
 
 # ---------------------------------------------------------------------------------------

@@ -35,8 +35,9 @@ from typing import Any, NamedTuple
 import numpy as np
 from numpy.typing import NDArray
 
+from accounting.certified import shift_down
 from accounting.convolution import convolve_rows, fft_convolve, fft_error
-from accounting.pld.grid import Rows, shift_down, truncate_rows
+from accounting.pld.grid import Rows, truncate_rows
 
 __all__ = [
     "FFT_MAX_BITS",
