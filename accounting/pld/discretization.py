@@ -100,12 +100,6 @@ def _floor_steps(x: Mpf | tuple[int, int], h: Fraction, shift: int = 0) -> int:
     return num // den
 
 
-def _ceil_steps(x: Mpf | tuple[int, int], h: Fraction, shift: int = 0) -> int:
-    """``⌈x · 2^shift / h⌉`` exactly."""
-    num, den = _ratio(x, h, shift)
-    return -((-num) // den)
-
-
 @dataclass(frozen=True)
 class _SplitRule:
     """How a ``P``-mass at a loss in an interval goes onto the grid: the share ``w`` at ``j_hi``,

@@ -48,18 +48,6 @@ def fixed_point(x: Mpf | float, bits: int, rounding: str) -> int:
     return int(mpmath.libmp.to_int(mpmath.libmp.mpf_shift(binary_parts(x), bits), rounding))
 
 
-def scale_int(n: int, x: Mpf, rounding: str) -> int:
-    """``n · x`` for an integer ``n >= 0`` and an ``mpf`` ``x >= 0``, rounded exactly."""
-    sign, man, exp, _ = binary_parts(x)
-    if sign:
-        raise AssertionError("negative factor")
-    value = n * int(man)
-    exp = int(exp)
-    if exp >= 0:
-        return value << exp
-    return shift_down(value, -exp, rounding != "f")
-
-
 # ---------------------------------------------------------------------------------------
 # One side of a PLD: a fixed-point measure on the grid plus an atom at +inf
 # ---------------------------------------------------------------------------------------
