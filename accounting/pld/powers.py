@@ -42,6 +42,7 @@ import numpy as np
 from mpmath import iv
 from numpy.typing import NDArray
 
+from accounting import validate as v
 from accounting.certified import precision
 from accounting.convolution import FFT_ERROR_PER_LEVEL, UNIT
 from accounting.pld.grid import Rows
@@ -185,7 +186,14 @@ class PowerPlan(NamedTuple):
 def plan_power(parts: list[tuple[Rows, int]], bits: int, up: bool, allowance: float) -> PowerPlan | None:
     """The :class:`PowerPlan` of :func:`power_rows` of ``parts``, or ``None`` where no power is taken
     (no allowance, fixed point wider than :data:`~accounting.pld.products.FFT_MAX_BITS`, exact
-    products asked, an empty side)."""
+    products asked, an empty side).
+
+    Raises
+    ------
+    ParameterError
+        For an ``allowance`` that is negative or not finite.
+    """
+    allowance = v.nonnegative("allowance", allowance)
     if not allowance > 0 or bits > FFT_MAX_BITS or exact_only() or any(not len(s.rows) for s, _ in parts):
         return None
     floats = [float_masses(s.rows, bits, up) for s, _ in parts]

@@ -9,10 +9,13 @@ error as large as the bound and a window that cuts real mass.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 
 from accounting import AdditiveNoise, Gaussian
+from accounting.errors import ParameterError
 from accounting.pld import PrivacyLossDistribution, dominating_pairs, exact_products
 from accounting.pld import powers as powers_module
 from accounting.pld.grid import Rows
@@ -136,6 +139,9 @@ def test_a_power_declines_where_it_cannot_keep_its_allowance_or_is_not_asked(
         assert power_rows([(a, 40)], BITS, True, allowance=1e-9) is None
     monkeypatch.setattr(powers_module, "MAX_POWER_POINTS", 1024)
     assert power_rows([(a, 40)], BITS, True, allowance=1e-9) is None  # its window is wider
+    for bad in (-1e-9, math.inf, math.nan):
+        with pytest.raises(ParameterError, match="allowance"):
+            power_rows([(a, 40)], BITS, True, allowance=bad)
 
 
 def test_a_self_composition_by_one_transform_matches_the_exact_one() -> None:
