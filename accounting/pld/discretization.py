@@ -487,8 +487,12 @@ def _from_atoms(atoms: Atoms, spacing: float | None, dps: int) -> Discretized:
             exact_grid=exact,
             bits=bits,
             dps=dps,
-            pessimistic=truncate(Grid.from_dict(pess, fixed_point(infinite_hi, bits, "c"), slack), True),
-            optimistic=truncate(Grid.from_dict(opt, fixed_point(atoms.infinite_lo, bits, "f"), slack), False),
+            pessimistic=truncate(
+                Grid.from_dict(pess, fixed_point(infinite_hi, bits, "c"), slack), True, bits
+            ),
+            optimistic=truncate(
+                Grid.from_dict(opt, fixed_point(atoms.infinite_lo, bits, "f"), slack), False, bits
+            ),
         )
 
 

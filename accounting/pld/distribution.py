@@ -30,7 +30,6 @@ from accounting.certified import (
     float_up,
     lower,
     precision,
-    shift_down,
     upper,
 )
 from accounting.errors import ParameterError, ParameterTypeError
@@ -43,15 +42,12 @@ from accounting.pld.grid import EXTRA_DPS, Grid, Rows, enclosed, fixed_point
 from accounting.pld.pairs import Pair, mechanism_pair
 from accounting.pld.powers import plan_power, power_rows
 from accounting.pld.products import FFT_MIN_POINTS, FLOAT_SLACK, compose_rows
+from accounting.pld.sums import GUARD_BITS, SuffixSums
 from accounting.progress import Progress, report
 from accounting.search import certify_upward, smallest_integer
 from accounting.subsampling import MixturePair
 
 __all__ = ["MAX_COMPOSITIONS", "PrivacyLossDistribution", "pair_distribution"]
-
-
-#: Fractional bits carried by the suffix sums ``Σ m_j e^{-(j-i)h}`` beyond the probabilities' own.
-_GUARD_BITS = 32
 
 
 #: The most self-compositions of one pair :func:`compose_events` squares out (``2^30``): each binary
@@ -70,46 +66,6 @@ _POWER_FROM = 4
 #: halving then adds about ``(2h)^2/4`` to a variance of ``2^_COARSEN_FROM (s/h)^2 h^2`` (``s/h``
 #: at least 96 for a subsampled release, :mod:`accounting.pld.spacing`), 10^-7 of it.
 _COARSEN_FROM = 8
-
-
-class _Sums:
-    """Suffix sums of one side, for δ and ε queries, computed from the top down as far as asked.
-
-    ``mass(i) = Σ_{i' >= i} m_{i'}`` (scale ``2^bits``) and
-    ``horner(i) = Σ_{i' >= i} m_{i'} r^{i' - i}`` with ``r = e^{-h}`` (scale ``2^(bits + G)``),
-    rounded down with ``r`` rounded down (a lower bound, for the pessimistic side) or up with
-    ``r`` rounded up (an upper bound, for the optimistic side); ``ratio`` is that ``r`` with
-    ``bits + 2G`` fractional bits. ``mass(len) = horner(len) = 0`` (the empty suffix). A question
-    about ``ε(δ)`` in the upper tail reads only the suffixes above it, a fraction of a long grid.
-    """
-
-    def __init__(self, masses: tuple[int, ...], ratio: int, frac: int, up: bool) -> None:
-        self.masses = masses
-        self.ratio = ratio
-        self._frac = frac
-        self._up = up
-        self._mass = [0]  # entry t: the suffix from index len(masses) - t
-        self._horner = [0]
-
-    def _fill(self, i: int) -> int:
-        """The position of index ``i``'s suffix, computed down to it."""
-        n, done = len(self.masses), len(self._mass) - 1
-        if n - i > done:
-            g, ratio, frac, up = _GUARD_BITS, self.ratio, self._frac, self._up
-            acc_m, acc_h = self._mass[-1], self._horner[-1]
-            masses, horner = self._mass, self._horner
-            for m in reversed(self.masses[i : n - done]):
-                acc_m += m
-                acc_h = (m << g) + shift_down(acc_h * ratio, frac, up)
-                masses.append(acc_m)
-                horner.append(acc_h)
-        return n - i
-
-    def mass(self, i: int) -> int:
-        return self._mass[self._fill(i)]
-
-    def horner(self, i: int) -> int:
-        return self._horner[self._fill(i)]
 
 
 # ---------------------------------------------------------------------------------------
@@ -375,7 +331,7 @@ class PrivacyLossDistribution:
     @property
     def grid_points(self) -> int:
         """Number of grid points held (the longer of the two sides)."""
-        return max(len(self.pessimistic.masses), len(self.optimistic.masses))
+        return max(self.pessimistic.size, self.optimistic.size)
 
     @property
     def slack(self) -> float:
@@ -388,9 +344,9 @@ class PrivacyLossDistribution:
         """The smallest and largest finite loss held on either side (rounded outward)."""
         with precision(self.dps + EXTRA_DPS):
             ends = [
-                (self._loss(g.start), self._loss(g.start + len(g.masses) - 1))
+                (self._loss(g.start), self._loss(g.start + g.size - 1))
                 for g in (self.pessimistic, self.optimistic)
-                if g.masses
+                if g.size
             ]
             if not ends:
                 return (math.inf, -math.inf)
@@ -448,30 +404,28 @@ class PrivacyLossDistribution:
         """The grid loss ``offset + j·h`` as an interval (current precision)."""
         return enclosed(self.offset) + j * enclosed(self.spacing)
 
-    def _sums(self, pessimistic: bool) -> _Sums:
+    def _sums(self, pessimistic: bool) -> SuffixSums:
         return self._pessimistic_sums if pessimistic else self._optimistic_sums
 
     @cached_property
-    def _pessimistic_sums(self) -> _Sums:
+    def _pessimistic_sums(self) -> SuffixSums:
         return self._suffix_sums(self.pessimistic, up=False)
 
     @cached_property
-    def _optimistic_sums(self) -> _Sums:
+    def _optimistic_sums(self) -> SuffixSums:
         return self._suffix_sums(self.optimistic, up=True)
 
-    def _suffix_sums(self, grid: Grid, up: bool) -> _Sums:
-        """Suffix sums of ``grid`` (``horner`` rounded up when ``up``, else down; see :class:`_Sums`)."""
-        frac = self.bits + 2 * _GUARD_BITS
+    def _suffix_sums(self, grid: Grid, up: bool) -> SuffixSums:
+        """Suffix sums of ``grid`` (``horner`` rounded up when ``up``, else down; see :class:`SuffixSums`)."""
+        frac = self.bits + 2 * GUARD_BITS
         with precision(self.dps + EXTRA_DPS):
             r = iv.exp(-enclosed(self.spacing))
             ratio = fixed_point(upper(r), frac, "c") if up else fixed_point(lower(r), frac, "f")
-        return _Sums(grid.masses, ratio, frac, up)
+        return SuffixSums(grid, ratio, frac, up)
 
     def _first_above(self, grid: Grid, epsilon: Mpf) -> int:
         """The first index ``i`` whose grid loss is certainly ``> ε`` (``len`` if none)."""
-        return smallest_integer(
-            lambda i: bool(lower(self._loss(grid.start + i)) > epsilon), 0, len(grid.masses)
-        )
+        return smallest_integer(lambda i: bool(lower(self._loss(grid.start + i)) > epsilon), 0, grid.size)
 
     def _delta_side(self, epsilon: Mpf, pessimistic: bool) -> Mpf:
         """Upper bound of the pessimistic side's δ(ε), or lower bound of the optimistic side's.
@@ -486,8 +440,8 @@ class PrivacyLossDistribution:
         bits = self.bits
         eps = iv.mpf(epsilon)
         total = iv.mpf(grid.infinite + sums.mass(i0)) / iv.mpf(2) ** bits
-        if i0 < len(grid.masses):
-            b = iv.mpf(sums.horner(i0)) / iv.mpf(2) ** (bits + _GUARD_BITS)
+        if i0 < grid.size:
+            b = iv.mpf(sums.horner(i0)) / iv.mpf(2) ** (bits + GUARD_BITS)
             total -= iv.exp(eps - self._loss(grid.start + i0)) * b
         if not pessimistic:
             return max(mp.zero, lower(total))
@@ -498,11 +452,11 @@ class PrivacyLossDistribution:
                 break
             positive_part = upper(1 - iv.exp(eps - loss))
             if positive_part > 0:
-                total += iv.mpf(grid.masses[i]) / iv.mpf(2) ** bits * iv.mpf(positive_part)
+                total += iv.mpf(sums.at(i)) / iv.mpf(2) ** bits * iv.mpf(positive_part)
             i -= 1
         return max(mp.zero, upper(total))
 
-    def _grid_delta(self, grid: Grid, sums: _Sums, i: int) -> int:
+    def _grid_delta(self, grid: Grid, sums: SuffixSums, i: int) -> int:
         """``δ`` of ``grid`` at its ``i``-th loss, scaled by ``2^(2 bits + 3G)``.
 
         Rounded as the suffix sums are: an upper bound on the pessimistic side, a lower bound
@@ -511,19 +465,19 @@ class PrivacyLossDistribution:
         At ``ε = l_i`` the terms are ``m_j (1 - r^{j-i})`` for ``j > i``: no offset, no exp.
         """
         return (
-            (grid.infinite + sums.mass(i + 1)) << (self.bits + 3 * _GUARD_BITS)
+            (grid.infinite + sums.mass(i + 1)) << (self.bits + 3 * GUARD_BITS)
         ) - sums.ratio * sums.horner(i + 1)
 
-    def _segment(self, grid: Grid, sums: _Sums, delta: Mpf) -> int:
+    def _segment(self, grid: Grid, sums: SuffixSums, delta: Mpf) -> int:
         """The smallest index ``k`` whose grid loss has ``δ(l_k) <= δ`` (per :meth:`_grid_delta`):
         from the top down in steps growing by a quarter, then by bisection, so that the suffix
         sums are computed only a little below ``k``."""
-        target = fixed_point(delta, 2 * self.bits + 3 * _GUARD_BITS, "f")
+        target = fixed_point(delta, 2 * self.bits + 3 * GUARD_BITS, "f")
 
         def holds(i: int) -> bool:
             return self._grid_delta(grid, sums, i) <= target
 
-        n = len(grid.masses)
+        n = grid.size
         hi, step = n, 1
         while hi > 0:
             lo = max(0, hi - step)
@@ -532,13 +486,13 @@ class PrivacyLossDistribution:
             hi, step = lo, step + step // 4 + 1  # steps growing by a quarter: a short overshoot
         return 0
 
-    def _segment_epsilon(self, grid: Grid, sums: _Sums, k: int, delta: Mpf) -> Interval | None:
+    def _segment_epsilon(self, grid: Grid, sums: SuffixSums, k: int, delta: Mpf) -> Interval | None:
         """``ln((A_k - δ)/B_k)`` in interval arithmetic (``None`` where undefined)."""
         bits = self.bits
         a = iv.mpf(grid.infinite + sums.mass(k)) / iv.mpf(2) ** bits - iv.mpf(delta)
         if not lower(a) > 0 or sums.horner(k) == 0:
             return None
-        b = iv.mpf(sums.horner(k)) / iv.mpf(2) ** (bits + _GUARD_BITS)
+        b = iv.mpf(sums.horner(k)) / iv.mpf(2) ** (bits + GUARD_BITS)
         return iv.log(a) - iv.log(b) + self._loss(grid.start + k)
 
     def _epsilon_upper(self, delta: float) -> Mpf:
@@ -547,7 +501,7 @@ class PrivacyLossDistribution:
         if grid.infinite >= fixed_point(dm, self.bits, "f"):
             return mp.inf
         k = self._segment(grid, sums, dm)
-        if k == len(grid.masses):
+        if k == grid.size:
             return mp.inf  # only when δ is within rounding of the mass at +inf
         # δ(l_{k-1}) > δ: ε = 0 may do only where l_{k-1} < 0
         if (k == 0 or lower(self._loss(grid.start + k - 1)) < 0) and self._delta_side(
@@ -572,7 +526,7 @@ class PrivacyLossDistribution:
         dm = mp.mpf(delta)
         if iv.mpf(grid.infinite) / iv.mpf(2) ** self.bits > dm:
             return mp.inf
-        n = len(grid.masses)
+        n = grid.size
         if n == 0:
             return mp.zero
         k = self._segment(grid, sums, dm)

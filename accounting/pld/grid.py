@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import cached_property
 
 import mpmath.libmp
 import numpy as np
@@ -53,12 +54,17 @@ def fixed_point(x: Mpf | float, bits: int, rounding: str) -> int:
 # ---------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Grid:
-    """Masses ``masses[i] · 2^-bits`` at the grid losses ``offset + (start + i)·h``, plus ``+inf``."""
+    """Masses ``masses[i] · 2^-bits`` at the grid losses ``offset + (start + i)·h``, plus ``+inf``.
+
+    ``held`` is either the masses as Python integers or as byte rows (little-endian, as
+    :class:`Rows` holds them: what a composition returns). Each form is made from the other only
+    when asked: a query reads the blocks it needs (:meth:`ints`), a composition the rows.
+    """
 
     start: int
-    masses: tuple[int, ...]
+    held: tuple[int, ...] | NDArray[np.uint8]
     infinite: int
     #: An upper bound on the mass that float products moved
     #: (:func:`~accounting.pld.products.compose_rows`): to ``+inf``
@@ -77,6 +83,60 @@ class Grid:
             dense[j - lo] = m
         return cls(lo, tuple(dense), infinite, slack)
 
+    def __eq__(self, other: object) -> bool:
+        """The same measure on the same grid points (whichever form each holds)."""
+        if not isinstance(other, Grid):
+            return NotImplemented
+        return (self.start, self.infinite, self.slack, self.size) == (
+            other.start,
+            other.infinite,
+            other.slack,
+            other.size,
+        ) and self.masses == other.masses
+
+    def __hash__(self) -> int:
+        return hash((self.start, self.infinite, self.slack, self.masses))
+
+    @property
+    def size(self) -> int:
+        """The number of grid points held."""
+        return len(self.held)
+
+    @property
+    def width(self) -> int:
+        """Bytes enough for each mass (at least 1)."""
+        if isinstance(self.held, tuple):
+            return max(self.held, default=0).bit_length() // 8 + 1
+        return max(1, int(self.held.shape[1]))
+
+    @cached_property
+    def masses(self) -> tuple[int, ...]:
+        """The masses as Python integers."""
+        if isinstance(self.held, tuple):
+            return self.held
+        return tuple(_ints(self.held).tolist())
+
+    def ints(self, lo: int, hi: int) -> NDArray[np.object_]:
+        """``masses[lo:hi]`` as Python integers in a numpy object array."""
+        if isinstance(self.held, tuple):
+            return np.array(self.held[lo:hi], dtype=object)
+        return _ints(self.held[lo:hi])
+
+    def byte_rows(self, width: int) -> NDArray[np.uint8]:
+        """The masses as byte rows ``width`` bytes wide (``AssertionError`` if one does not fit)."""
+        if isinstance(self.held, tuple):
+            return _rows(np.array(self.held, dtype=object), width)
+        rows = self.held
+        if rows.shape[1] > width:
+            if len(rows) and np.any(rows[:, width:]):
+                raise AssertionError("a mass exceeds its fixed-point width")
+            return np.ascontiguousarray(rows[:, :width])
+        if rows.shape[1] < width:
+            wider = np.zeros((len(rows), width), dtype=np.uint8)
+            wider[:, : rows.shape[1]] = rows
+            return wider
+        return rows
+
     def rescaled(self, shift: int, up: bool) -> Grid:
         """The same grid with ``shift`` fewer fractional bits (rounded up or down)."""
         if shift == 0:
@@ -87,6 +147,31 @@ class Grid:
             shift_down(self.infinite, shift, up),
             self.slack,
         )
+
+
+def _rows(masses: NDArray[np.object_], width: int) -> NDArray[np.uint8]:
+    """Python integers (a numpy object array) as byte rows ``width`` bytes wide."""
+    limbs = np.zeros((len(masses), -(-width // 8)), dtype=np.uint64)
+    rest = masses
+    for i in range(limbs.shape[1]):
+        limbs[:, i] = (rest & _LIMB).astype(np.uint64)
+        rest = rest >> 64
+    raw = limbs.view(np.uint8)[:, :width]
+    if len(masses) and (np.any(rest != 0) or np.any(limbs.view(np.uint8)[:, width:])):
+        raise AssertionError("a mass exceeds its fixed-point width")
+    return np.ascontiguousarray(raw)
+
+
+def _ints(rows: NDArray[np.uint8]) -> NDArray[np.object_]:
+    """Byte rows as Python integers in a numpy object array (exact big-int arithmetic)."""
+    n, width = rows.shape
+    buf = np.zeros((n, max(1, -(-width // 8)) * 8), dtype=np.uint8)
+    buf[:, :width] = rows
+    limbs = buf.view(np.uint64)
+    out = limbs[:, -1].astype(object)
+    for i in range(limbs.shape[1] - 2, -1, -1):
+        out = (out << 64) | limbs[:, i].astype(object)
+    return np.asarray(out, dtype=object)
 
 
 @dataclass(frozen=True, eq=False)
@@ -104,7 +189,8 @@ class Rows:
 
     @classmethod
     def of(cls, grid: Grid, bits: int) -> Rows:
-        return cls.of_ints(grid.start, np.array(grid.masses, dtype=object), grid.infinite, bits, grid.slack)
+        width = bits // 8 + 1  # a mass is at most 1 + (rounding): below 2^(bits + 8)
+        return cls(grid.start if grid.size else 0, grid.byte_rows(width), grid.infinite, grid.slack)
 
     @classmethod
     def of_ints(
@@ -112,30 +198,16 @@ class Rows:
     ) -> Rows:
         """Rows of Python integers (a numpy object array), as :meth:`ints` gives them."""
         width = bits // 8 + 1  # a mass is at most 1 + (rounding): below 2^(bits + 8)
-        limbs = np.zeros((len(masses), -(-width // 8)), dtype=np.uint64)
-        rest = masses
-        for i in range(limbs.shape[1]):
-            limbs[:, i] = (rest & _LIMB).astype(np.uint64)
-            rest = rest >> 64
-        raw = limbs.view(np.uint8)[:, :width]
-        if len(masses) and (np.any(rest != 0) or np.any(limbs.view(np.uint8)[:, width:])):
-            raise AssertionError("a mass exceeds its fixed-point width")
-        return cls(start if len(masses) else 0, np.ascontiguousarray(raw), infinite, slack)
+        return cls(start if len(masses) else 0, _rows(masses, width), infinite, slack)
 
     def ints(self) -> NDArray[np.object_]:
         """The masses as Python integers in a numpy object array (exact big-int arithmetic)."""
-        n, width = self.rows.shape
-        buf = np.zeros((n, -(-width // 8) * 8), dtype=np.uint8)
-        buf[:, :width] = self.rows
-        limbs = buf.view(np.uint64)
-        out = limbs[:, -1].astype(object)
-        for i in range(limbs.shape[1] - 2, -1, -1):
-            out = (out << 64) | limbs[:, i].astype(object)
-        return np.asarray(out, dtype=object)
+        return _ints(self.rows)
 
     def grid(self) -> Grid:
-        masses = tuple(self.ints().tolist())
-        return Grid(self.start if masses else 0, masses, self.infinite, self.slack)
+        """The same side as a :class:`Grid` (holding these rows)."""
+        n = len(self.rows)
+        return Grid(self.start if n else 0, self.rows if n else (), self.infinite, self.slack)
 
     def total(self) -> int:
         """``Σ masses``, exactly (column sums of bytes cannot overflow 64 bits below 2^56 rows)."""
@@ -184,10 +256,9 @@ def truncate_rows(side: Rows, up: bool) -> Rows:
     return Rows(side.start + k_bottom, kept, infinite, side.slack)
 
 
-def truncate(grid: Grid, up: bool) -> Grid:
-    """:func:`truncate_rows` of a grid of Python integers (``bits`` only sets the row width)."""
-    width = max(grid.masses, default=0).bit_length() // 8 + 1  # masses are >= 0
-    return truncate_rows(Rows.of(grid, 8 * (width - 1)), up).grid()
+def truncate(grid: Grid, up: bool, bits: int) -> Grid:
+    """:func:`truncate_rows` of a grid whose masses have ``bits`` fractional bits."""
+    return truncate_rows(Rows.of(grid, bits), up).grid()
 
 
 def enclosed(e: Enclosure) -> Interval:

@@ -96,7 +96,7 @@ class ComposedPLD:
     @property
     def points(self) -> int:
         """The points of the largest composed grid (0 for the Gaussian closed form)."""
-        return max((len(d.pessimistic.masses) for d in self.directions.values()), default=0)
+        return max((d.pessimistic.size for d in self.directions.values()), default=0)
 
     @property
     def slack(self) -> float:
