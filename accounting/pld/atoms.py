@@ -263,6 +263,10 @@ CELL_DPS = 10
 #: and a discretization 35-45% faster.
 _TAIL_MASS = 2.0**-12
 
+#: :func:`_cell_table` reads the tail masses, which set the cells' widths, at every this many
+#: grid points.
+_WIDTH_STRIDE = 16
+
 #: Bulk cells span ``1/_SUBCELLS`` of a grid step of loss: the optimistic side's bound on a
 #: cell's mean loss (:func:`accounting.pld.discretization._table_grids`) is low by at most ``(width)^2/8``.
 _SUBCELLS = 1
@@ -307,18 +311,24 @@ def _cell_table(pair: MixturePair, h: float, bits: int, dps: int, tail: float = 
         )
     chosen: list[float] = [xa, xb, *(k for k in pair.kinks() if xa < k < xb)]
     if n_hi >= n_lo:
-        ns = np.arange(n_lo, n_hi + 1)
-        xs = pair.inverse_loss_float(np.asarray(ns * step, dtype=np.float64), xa, xb)
+        count = n_hi - n_lo + 1
+        # The widths allowed are read from every _WIDTH_STRIDE-th grid point, each point taking
+        # the smaller of its two neighbours' (a narrower cell costs time, never validity); only
+        # the boundaries chosen are then found on the output axis.
+        coarse = np.unique(np.append(np.arange(0, count, _WIDTH_STRIDE), count - 1))
+        xs = pair.inverse_loss_float(np.asarray((n_lo + coarse) * step, dtype=np.float64), xa, xb)
         lp_low, lp_high, lq_low, lq_high = pair.log_tails_float(xs)
         near = np.minimum(np.logaddexp(lp_low, lq_low), np.logaddexp(lp_high, lq_high))
-        widths = np.floor((math.log(_TAIL_MASS) - near) / math.log(4.0))
-        allowed = np.maximum(widths, 0).astype(np.int64)
+        widths = np.maximum(np.floor((math.log(_TAIL_MASS) - near) / math.log(4.0)), 0).astype(np.int64)
+        slot = np.searchsorted(coarse, np.arange(count), side="right") - 1
+        allowed = np.minimum(widths[slot], widths[np.minimum(slot + 1, len(coarse) - 1)])
         # ``near`` rises then falls along the axis, so ``allowed`` falls then rises: its minimum
         # over [i, j] is at an end, or at the bulk ``centre`` when that lies between them.
         centre = int(np.argmin(allowed))
-        i, last = 0, len(ns) - 1
+        i, last = 0, count - 1
+        picked: list[int] = []
         while i <= last:
-            chosen.append(float(xs[i]))
+            picked.append(i)
             m = int(allowed[i])
             while m > 0:
                 j = min(i + (1 << m), last)
@@ -327,6 +337,8 @@ def _cell_table(pair: MixturePair, h: float, bits: int, dps: int, tail: float = 
                     break
                 m -= 1
             i += 1 << m
+        targets = np.asarray((n_lo + np.array(picked)) * step, dtype=np.float64)
+        chosen.extend(pair.inverse_loss_float(targets, xa, xb).tolist())
     boundaries = sorted({x for x in chosen if xa <= x <= xb})
     with precision(dps + CELL_DPS), ball_precision(iv.prec):
         if isinstance(pair.noise, Gaussian):

@@ -10,6 +10,7 @@ mass to higher losses only on the pessimistic side.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -46,6 +47,10 @@ def binary_parts(x: Mpf | float) -> tuple[int, int, int, int]:
 
 def fixed_point(x: Mpf | float, bits: int, rounding: str) -> int:
     """``x · 2^bits`` rounded (``"f"`` down, ``"c"`` up), exactly from the binary mantissa."""
+    if isinstance(x, float) and math.isfinite(x):
+        man, exp = math.frexp(x)
+        m, e = int(man * 2**53), exp - 53 + bits  # exact: a float's mantissa has 53 bits
+        return m << e if e >= 0 else shift_down(m, -e, rounding == "c")
     return int(mpmath.libmp.to_int(mpmath.libmp.mpf_shift(binary_parts(x), bits), rounding))
 
 
@@ -71,17 +76,6 @@ class Grid:
     #: on the pessimistic side, off the top on the optimistic one, and that a window left beyond
     #: its ends (:func:`accounting.pld.atoms.pair_atoms`). δ may be loose by this much.
     slack: float = 0.0
-
-    @classmethod
-    def from_dict(cls, masses: dict[int, int], infinite: int, slack: float = 0.0) -> Grid:
-        kept = {j: m for j, m in masses.items() if m}
-        if not kept:
-            return cls(0, (), infinite, slack)
-        lo, hi = min(kept), max(kept)
-        dense = [0] * (hi - lo + 1)
-        for j, m in kept.items():
-            dense[j - lo] = m
-        return cls(lo, tuple(dense), infinite, slack)
 
     def __eq__(self, other: object) -> bool:
         """The same measure on the same grid points (whichever form each holds)."""
@@ -149,17 +143,13 @@ class Grid:
         )
 
 
-def _rows(masses: NDArray[np.object_], width: int) -> NDArray[np.uint8]:
-    """Python integers (a numpy object array) as byte rows ``width`` bytes wide."""
-    limbs = np.zeros((len(masses), -(-width // 8)), dtype=np.uint64)
-    rest = masses
-    for i in range(limbs.shape[1]):
-        limbs[:, i] = (rest & _LIMB).astype(np.uint64)
-        rest = rest >> 64
-    raw = limbs.view(np.uint8)[:, :width]
-    if len(masses) and (np.any(rest != 0) or np.any(limbs.view(np.uint8)[:, width:])):
-        raise AssertionError("a mass exceeds its fixed-point width")
-    return np.ascontiguousarray(raw)
+def _rows(masses: Sequence[int] | NDArray[np.object_], width: int) -> NDArray[np.uint8]:
+    """Nonnegative Python integers as byte rows ``width`` bytes wide."""
+    try:
+        raw = b"".join(int(m).to_bytes(width, "little") for m in masses)
+    except OverflowError:
+        raise AssertionError("a mass exceeds its fixed-point width") from None
+    return np.frombuffer(raw, dtype=np.uint8).reshape(len(masses), width).copy()
 
 
 def _ints(rows: NDArray[np.uint8]) -> NDArray[np.object_]:
@@ -199,6 +189,18 @@ class Rows:
         """Rows of Python integers (a numpy object array), as :meth:`ints` gives them."""
         width = bits // 8 + 1  # a mass is at most 1 + (rounding): below 2^(bits + 8)
         return cls(start if len(masses) else 0, _rows(masses, width), infinite, slack)
+
+    @classmethod
+    def from_dict(cls, masses: dict[int, int], infinite: int, bits: int, slack: float = 0.0) -> Rows:
+        """Rows of the masses at the grid indices of a dict (absent and zero ones are empty)."""
+        kept = sorted((j, m) for j, m in masses.items() if m)
+        width = bits // 8 + 1
+        if not kept:
+            return cls(0, np.zeros((0, width), dtype=np.uint8), infinite, slack)
+        lo, hi = kept[0][0], kept[-1][0]
+        rows = np.zeros((hi - lo + 1, width), dtype=np.uint8)
+        rows[np.array([j for j, _ in kept]) - lo] = _rows([m for _, m in kept], width)
+        return cls(lo, rows, infinite, slack)
 
     def ints(self) -> NDArray[np.object_]:
         """The masses as Python integers in a numpy object array (exact big-int arithmetic)."""
@@ -254,11 +256,6 @@ def truncate_rows(side: Rows, up: bool) -> Rows:
     if not len(kept):
         return Rows(0, kept, infinite, side.slack)
     return Rows(side.start + k_bottom, kept, infinite, side.slack)
-
-
-def truncate(grid: Grid, up: bool, bits: int) -> Grid:
-    """:func:`truncate_rows` of a grid whose masses have ``bits`` fractional bits."""
-    return truncate_rows(Rows.of(grid, bits), up).grid()
 
 
 def enclosed(e: Enclosure) -> Interval:
