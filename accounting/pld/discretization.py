@@ -452,16 +452,19 @@ class _Sweep:
         self.unit = unit
         self.upward = upward
         self.shift = shift
-        self.out: dict[int, int] = {}
-        self.out_p: dict[int, int] = {}
+        #: the closed blocks, in order: (grid point, Q-mass, P-mass)
+        self.closed: list[tuple[int, int, int]] = []
         self.mass = 0
         self.moment = 0
         self.p = 0
         self.target = 0
 
     def _close(self, g: int, q: int, p: int) -> None:
-        self.out[g] = self.out.get(g, 0) + q
-        self.out_p[g] = self.out_p.get(g, 0) + p
+        self.closed.append((g, q, p))
+
+    def state(self) -> tuple[int, int, int, int]:
+        """The blocks closed so far (a count) and the open block's ``Q``-mass, moment, ``P``-mass."""
+        return len(self.closed), self.mass, self.moment, self.p
 
     def _start(self, t: int, m: int, r: int) -> None:
         unit = self.unit
@@ -508,10 +511,13 @@ class _Sweep:
         # In units of the P-masses' scale: the Q-masses carry extra bits (see _from_atoms).
         return (self.moment - floor * self.mass * self.unit) / (self.unit << (self.shift - _RATIO_BITS))
 
-    def finish(self) -> None:
-        if self.mass:
-            self._close(self.moment // (self.mass * self.unit), self.mass, self.p)
-            self.mass = self.moment = self.p = 0
+    def blocks(self, state: tuple[int, int, int, int]) -> list[tuple[int, int, int]]:
+        """The blocks of the sweep as it stood at ``state``, its open block closed at the grid point
+        at or below its mean."""
+        count, mass, moment, p = state
+        if not mass:
+            return self.closed[:count]
+        return [*self.closed[:count], (moment // (mass * self.unit), mass, p)]
 
 
 Atom = tuple[int, int] | tuple[int, int, int]
@@ -551,32 +557,34 @@ def _merged_blocks(atoms: Sequence[Atom], frac: int, extra: int = 0) -> dict[int
 
 
 def _blocks(atoms: Sequence[Atom], frac: int, extra: int = 0) -> tuple[dict[int, int], dict[int, int]]:
+    """The ``Q``- and ``P``-masses of :func:`_contract`'s blocks: one sweep each way over all the atoms,
+    each recording its state after every atom, then the split point that minimises the two
+    leftovers' cost, and the blocks of each sweep as it stood there."""
     ordered = sorted((a[0], a[1], a[2] if len(a) > 2 else 0) for a in atoms if a[1] > 0)
     n = len(ordered)
     unit = 1 << frac
-    up_cost = [0.0] * (n + 1)
-    sweep = _Sweep(unit, upward=True, shift=_RATIO_BITS + extra)
-    for i, (t, m, _) in enumerate(ordered):
-        sweep.add(t, m)
-        up_cost[i + 1] = sweep.leftover_cost()
-    down_cost = [0.0] * (n + 1)
-    sweep = _Sweep(unit, upward=False, shift=_RATIO_BITS + extra)
-    for i in range(n - 1, -1, -1):
-        sweep.add(ordered[i][0], ordered[i][1])
-        down_cost[i] = sweep.leftover_cost()
-    split = min(range(n + 1), key=lambda s: up_cost[s] + down_cost[s])
-    up = _Sweep(unit, upward=True, shift=_RATIO_BITS + extra)
-    for t, m, r in ordered[:split]:
+    shift = _RATIO_BITS + extra
+    up = _Sweep(unit, upward=True, shift=shift)
+    up_states = [up.state()]
+    up_cost = [0.0]
+    for t, m, r in ordered:
         up.add(t, m, r)
-    down = _Sweep(unit, upward=False, shift=_RATIO_BITS + extra)
-    for t, m, r in reversed(ordered[split:]):
+        up_states.append(up.state())
+        up_cost.append(up.leftover_cost())
+    down = _Sweep(unit, upward=False, shift=shift)
+    down_states = [down.state()]
+    down_cost = [0.0]
+    for t, m, r in reversed(ordered):
         down.add(t, m, r)
-    up.finish()
-    down.finish()
-    q_out, p_out = up.out, up.out_p
-    for g, m in down.out.items():
-        q_out[g] = q_out.get(g, 0) + m
-        p_out[g] = p_out.get(g, 0) + down.out_p[g]
+        down_states.append(down.state())
+        down_cost.append(down.leftover_cost())
+    # the split s: atoms [0, s) swept upward, [s, n) downward (the down sweep's state n - s)
+    split = min(range(n + 1), key=lambda s: up_cost[s] + down_cost[n - s])
+    q_out: dict[int, int] = {}
+    p_out: dict[int, int] = {}
+    for g, q, p in [*up.blocks(up_states[split]), *down.blocks(down_states[n - split])]:
+        q_out[g] = q_out.get(g, 0) + q
+        p_out[g] = p_out.get(g, 0) + p
     return q_out, p_out
 
 
