@@ -388,9 +388,24 @@ class PrivacyLossDistribution:
         ``ln((A_k - δ)/B_k)`` of the optimistic grid, a lower bound for every ``k``.
         """
         d = v.open_unit("delta", delta)
+        if d not in self._epsilons:
+            with precision(self.dps + EXTRA_DPS):
+                # lo <= ε_optimistic <= ε <= ε_pessimistic <= hi: an empty enclosure would be a bug.
+                self._epsilons[d] = Enclosure(self._epsilon_lower(d), self._epsilon_upper(d))
+        return self._epsilons[d]
+
+    def epsilon_upper(self, delta: float) -> Mpf:
+        """The upper end of :meth:`epsilon` alone (the pessimistic grid's)."""
+        d = v.open_unit("delta", delta)
+        if d in self._epsilons:
+            return self._epsilons[d].hi
         with precision(self.dps + EXTRA_DPS):
-            # lo <= ε_optimistic <= ε <= ε_pessimistic <= hi: an empty enclosure would be a bug.
-            return Enclosure(self._epsilon_lower(d), self._epsilon_upper(d))
+            return self._epsilon_upper(d)
+
+    @cached_property
+    def _epsilons(self) -> dict[float, Enclosure]:
+        """The answers of :meth:`epsilon` so far (the Accountant asks again for the looseness)."""
+        return {}
 
     def __repr__(self) -> str:
         kind = "exact" if self.exact_grid else "rounded"

@@ -122,7 +122,7 @@ class ComposedPLD:
             return 0.0
         if d + slack >= 1:
             return math.inf
-        return float(hi - self.epsilon(d + slack).hi)
+        return float(hi - max(p.epsilon_upper(d + slack) for p in self.directions.values()))
 
     def delta(self, epsilon: float) -> Enclosure:
         """``δ(ε)`` of the ledger, certified: the largest over the directions."""
