@@ -225,15 +225,20 @@ class PrivacyLossDistribution:
         # Float products' slack: at most ``slack`` in all, a squaring's weighted by the number
         # of times its result enters the composition (k >> (done + 1)).
         share = slack / (2 * total)
+        wide_at = -1  # the base level at which the whole composition's window was too wide
         while True:
-            if n >= _POWER_FROM:
+            if n >= _POWER_FROM and not (done < _COARSEN_FROM and base_level == wide_at):
                 # the rest in one transform each way, if its slack fits what the rest may take
                 allowance = share * 2 * (total - done)
                 powered = self._powered(result, result_level, base, base_level, n, done, allowance)
-                if powered is not None:
+                if isinstance(powered, tuple):
                     result, result_level = powered
                     report(total, total, progress)
                     break
+                if powered:
+                    # The window of the whole composition, too wide on this grid before
+                    # 2^_COARSEN_FROM steps, stays so until the grid coarsens: plans skipped.
+                    wide_at = base_level
             if n & 1:
                 if result is None:
                     result, result_level = base, base_level
@@ -269,14 +274,14 @@ class PrivacyLossDistribution:
         n: int,
         done: int,
         allowance: float,
-    ) -> tuple[Sides, int] | None:
+    ) -> tuple[Sides, int] | bool:
         """``result`` times ``base^n`` by :func:`~accounting.pld.powers.power_rows` and the level of
-        its grid, or ``None`` where it declines (too loose, exact products asked, or a window too
-        wide while ``base``, the composition of ``2^done`` steps, is too narrow to coarsen: below
-        2^:data:`_COARSEN_FROM` steps, whose coarsening error relative to their spread would be
-        above about 10^-7)."""
+        its grid; ``True`` where it declines for a window too wide while ``base``, the composition
+        of ``2^done`` steps, is too narrow to coarsen (below 2^:data:`_COARSEN_FROM` steps, whose
+        coarsening error relative to their spread would be above about 10^-7), ``False`` for
+        another reason (too loose, exact products asked)."""
         if len(base.pessimistic.rows) < FFT_MIN_POINTS:
-            return None
+            return False
         bits, dps = self.bits, self.dps
         if result is not None:
             result = lift(result, doubled(self.spacing, result_level), base_level - result_level, bits, dps)
@@ -287,11 +292,11 @@ class PrivacyLossDistribution:
         paired_sides = paired(base, base if result is None else result)
         plans = [plan_power(parts(x, y), bits, up, allowance) for x, y, up in paired_sides]
         if any(plan is None for plan in plans):
-            return None
+            return False
         halvings = max(plan.halvings for plan in plans if plan is not None)
         if halvings:
             if done < _COARSEN_FROM:
-                return None
+                return True
             base = lift(base, doubled(self.spacing, base_level), halvings, bits, dps)
             if result is not None:
                 result = lift(result, doubled(self.spacing, base_level), halvings, bits, dps)
@@ -302,7 +307,7 @@ class PrivacyLossDistribution:
         for (x, y, up), plan in zip(paired_sides, plans, strict=True):
             side = power_rows(parts(x, y), bits, up, allowance, plan)
             if side is None:
-                return None
+                return False
             sides.append(side)
         return Sides(*sides), base_level
 
