@@ -152,6 +152,27 @@ def _rows(masses: Sequence[int] | NDArray[np.object_], width: int) -> NDArray[np
     return np.frombuffer(raw, dtype=np.uint8).reshape(len(masses), width).copy()
 
 
+def add_rows(a: NDArray[np.uint8], b: NDArray[np.uint8]) -> NDArray[np.uint8]:
+    """Row by row sums of two arrays of byte rows of one width, exactly, in 32-bit limbs with the
+    carries passed up (``AssertionError`` where a sum does not fit the width)."""
+    n, width = a.shape
+    padded = -(-width // 4) * 4 + 4  # a limb to spare for the last carry
+
+    def limbs(x: NDArray[np.uint8]) -> NDArray[np.uint64]:
+        buf = np.zeros((n, padded), dtype=np.uint8)
+        buf[:, :width] = x
+        return buf.view("<u4").astype(np.uint64)
+
+    total = limbs(a) + limbs(b)
+    for i in range(total.shape[1] - 1):
+        total[:, i + 1] += total[:, i] >> np.uint64(32)
+        total[:, i] &= np.uint64(0xFFFFFFFF)
+    out = np.ascontiguousarray(total.astype("<u4").view(np.uint8))
+    if n and np.any(out[:, width:]):
+        raise AssertionError("a mass exceeds its fixed-point width")
+    return np.ascontiguousarray(out[:, :width])
+
+
 def _ints(rows: NDArray[np.uint8]) -> NDArray[np.object_]:
     """Byte rows as Python integers in a numpy object array (exact big-int arithmetic)."""
     n, width = rows.shape

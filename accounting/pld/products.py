@@ -37,7 +37,7 @@ from numpy.typing import NDArray
 
 from accounting.certified import shift_down
 from accounting.convolution import convolve_rows, fft_convolve, fft_error
-from accounting.pld.grid import Rows, truncate_rows
+from accounting.pld.grid import Rows, add_rows, truncate_rows
 
 __all__ = [
     "FFT_MAX_BITS",
@@ -358,12 +358,11 @@ def _plus_exact(
     """Fixed-point rows from index ``first`` plus the exact bulk product (at ``2 bits``, rounded
     as the side is) from its own index: rows over the union of the two ranges."""
     start, product = exact
-    bulk = Rows(0, _shift_rows(product, bits // 8, up, width), 0).ints()
+    bulk = _shift_rows(product, bits // 8, up, width)
     lo = min(first, start) if len(rows) else start
     hi = max(first + len(rows), start + len(bulk))
     out = np.zeros((hi - lo, width), dtype=np.uint8)
     out[first - lo : first - lo + len(rows)] = rows
     region = out[start - lo : start - lo + len(bulk)]
-    summed = Rows(0, np.ascontiguousarray(region), 0).ints() + bulk
-    out[start - lo : start - lo + len(bulk)] = Rows.of_ints(0, summed, 0, bits).rows
+    out[start - lo : start - lo + len(bulk)] = add_rows(np.ascontiguousarray(region), bulk)
     return lo, out

@@ -11,9 +11,10 @@ from __future__ import annotations
 import random
 from fractions import Fraction
 
+import numpy as np
 import pytest
 
-from accounting.pld.grid import Grid, Rows
+from accounting.pld.grid import Grid, Rows, add_rows
 from accounting.pld.sums import BLOCK, GUARD_BITS, SuffixSums
 
 BITS = 96
@@ -80,3 +81,19 @@ def test_grids_held_either_way_are_equal() -> None:
     assert as_rows.masses == masses
     assert as_rows.size == 4
     assert as_rows != Grid(3, masses, 11, 0.5)
+
+
+@pytest.mark.parametrize("width", [1, 3, 4, 13, 17])
+def test_byte_rows_add_exactly_with_carries(width: int) -> None:
+    """:func:`~accounting.pld.grid.add_rows` against Python integers: all-ones rows (a carry through
+    every limb), zeros, random values; a sum wider than the rows is refused."""
+    rng = random.Random(width)
+    top = (1 << (8 * width)) - 1
+    pairs = [(top // 2, top // 2 + 1), (0, 0), (top, 0), (1, top - 1)]
+    pairs += [(x, rng.randrange(top + 1 - x)) for x in (rng.randrange(top + 1) for _ in range(200))]
+    a = Rows.of_ints(0, np.array([x for x, _ in pairs], dtype=object), 0, 8 * width - 8).rows
+    b = Rows.of_ints(0, np.array([y for _, y in pairs], dtype=object), 0, 8 * width - 8).rows
+    got = Rows(0, add_rows(a, b), 0).ints().tolist()
+    assert got == [x + y for x, y in pairs]
+    with pytest.raises(AssertionError, match="exceeds"):
+        add_rows(a[:1], Rows.of_ints(0, np.array([top // 2 + 2], dtype=object), 0, 8 * width - 8).rows)
