@@ -40,7 +40,7 @@ from accounting.pld.coarsening import Sides, doubled, fit, levels_apart, lift, p
 from accounting.pld.discretization import discretize
 from accounting.pld.grid import EXTRA_DPS, Grid, Rows, enclosed, fixed_point
 from accounting.pld.pairs import Pair, mechanism_pair
-from accounting.pld.powers import plan_power, power_rows
+from accounting.pld.powers import plan_power, power_sides
 from accounting.pld.products import FFT_MIN_POINTS, FLOAT_SLACK, compose_rows
 from accounting.pld.sums import GUARD_BITS, SuffixSums
 from accounting.progress import Progress, report
@@ -303,13 +303,11 @@ class PrivacyLossDistribution:
             base_level += halvings
             paired_sides = paired(base, base if result is None else result)
             plans = [None, None]  # on the coarser grid: planned again
-        sides = []
-        for (x, y, up), plan in zip(paired_sides, plans, strict=True):
-            side = power_rows(parts(x, y), bits, up, allowance, plan)
-            if side is None:
-                return False
-            sides.append(side)
-        return Sides(*sides), base_level
+        jobs = [(parts(x, y), up, plan) for (x, y, up), plan in zip(paired_sides, plans, strict=True)]
+        pessimistic, optimistic = power_sides(jobs, bits, allowance)
+        if pessimistic is None or optimistic is None:
+            return False
+        return Sides(pessimistic, optimistic), base_level
 
     def _rows(self, bits: int) -> Sides:
         """Both sides as byte rows with ``bits`` fractional bits (rounded as each side must be)."""

@@ -36,7 +36,8 @@ The inputs are the sides' fixed-point masses widened to long doubles
 from __future__ import annotations
 
 import math
-from typing import NamedTuple
+from collections.abc import Callable, Sequence
+from typing import Any, NamedTuple
 
 import numpy as np
 from mpmath import iv
@@ -48,7 +49,7 @@ from accounting.convolution import FFT_ERROR_PER_LEVEL, UNIT
 from accounting.pld.grid import Rows
 from accounting.pld.products import FFT_MAX_BITS, WIDEN, exact_only, float_masses, made_good, settled
 
-__all__ = ["MAX_POWER_POINTS", "PowerPlan", "log_mgf_bound", "plan_power", "power_rows"]
+__all__ = ["MAX_POWER_POINTS", "PowerPlan", "log_mgf_bound", "plan_power", "power_rows", "power_sides"]
 
 #: The longest transform a power takes (a long-double transform of 2^20 points takes about 0.15 s
 #: each way); a wider composed loss is squared and coarsened first (:attr:`PowerPlan.halvings`).
@@ -215,13 +216,96 @@ def power_rows(
     Rounded up on the pessimistic side (``up``), down on the optimistic one, as
     :func:`~accounting.pld.products.compose_rows` does.
     """
-    plan = plan if plan is not None else plan_power(parts, bits, up, allowance)
-    if plan is None or plan.halvings:
-        return None
-    floats, window = plan.floats, plan.window
-    size = window.size
+    return power_sides([(parts, up, plan)], bits, allowance)[0]
+
+
+class _Power:
+    """One side of :func:`power_sides` between its transforms: the window and bounds of
+    :func:`power_rows`, the spectrum to invert, and the error that ``made_good`` makes good."""
+
+    def __init__(
+        self,
+        parts: list[tuple[Rows, int]],
+        up: bool,
+        plan: PowerPlan,
+        spectrum: NDArray[np.clongdouble],
+        error: float,
+        widening: float,
+    ) -> None:
+        self.parts, self.up, self.plan = parts, up, plan
+        self.spectrum, self.error, self.widening = spectrum, error, widening
+
+
+def power_sides(
+    sides: Sequence[tuple[list[tuple[Rows, int]], bool, PowerPlan | None]], bits: int, allowance: float
+) -> list[Rows | None]:
+    """:func:`power_rows` of several ``(parts, up, plan)`` at once: the transforms of the sides
+    whose windows have one length are taken together, on two threads (pocketfft's ``workers``:
+    each transform is one thread's, so the result does not depend on them)."""
     import scipy.fft  # here: importing scipy takes a while and only long compositions need it
 
+    plans = [
+        plan if plan is not None else plan_power(parts, bits, up, allowance) for parts, up, plan in sides
+    ]
+    out: list[Rows | None] = [None] * len(sides)
+    live = {i: plan for i, plan in enumerate(plans) if plan is not None and not plan.halvings}
+    # forward: every part's floats, batched by length
+    floats = {(i, k): f for i, plan in live.items() for k, f in enumerate(plan.floats)}
+    transforms = _batched(
+        lambda x, size: scipy.fft.rfft(x, size, axis=-1, workers=2),
+        floats,
+        {key: live[key[0]].window.size for key in floats},
+    )
+    powers: dict[int, _Power] = {}
+    for i, plan in live.items():
+        parts, up, _ = sides[i]
+        power = _spectrum(parts, bits, up, allowance, plan, [transforms[i, k] for k in range(len(parts))])
+        if power is not None:
+            powers[i] = power
+    values = _batched(
+        lambda x, size: scipy.fft.irfft(x, size, axis=-1, workers=2),
+        {(i, 0): p.spectrum for i, p in powers.items()},
+        {(i, 0): p.plan.window.size for i, p in powers.items()},
+    )
+    for i, power in powers.items():
+        out[i] = _finished(power, values[i, 0], bits)
+    return out
+
+
+def _batched(
+    transform: Callable[[NDArray[Any], int], NDArray[Any]],
+    arrays: dict[tuple[int, int], NDArray[Any]],
+    sizes: dict[tuple[int, int], int],
+) -> dict[tuple[int, int], NDArray[Any]]:
+    """``transform`` of each array at its size (zero-padded), those of one size and dtype stacked
+    into one call."""
+    groups: dict[tuple[int, object], list[tuple[int, int]]] = {}
+    for key, x in arrays.items():
+        groups.setdefault((sizes[key], x.dtype), []).append(key)
+    out: dict[tuple[int, int], NDArray[Any]] = {}
+    for (size, dtype), keys in groups.items():
+        longest = max(len(arrays[key]) for key in keys)
+        stacked = np.zeros((len(keys), longest), dtype=dtype)  # type: ignore[call-overload]
+        for row, key in enumerate(keys):
+            stacked[row, : len(arrays[key])] = arrays[key]  # zeros beyond: as the transform pads
+        done = transform(stacked, size)
+        for row, key in enumerate(keys):
+            out[key] = done[row]
+    return out
+
+
+def _spectrum(
+    parts: list[tuple[Rows, int]],
+    bits: int,
+    up: bool,
+    allowance: float,
+    plan: PowerPlan,
+    transforms: list[NDArray[np.clongdouble]],
+) -> _Power | None:
+    """The certified error of the power of one side from its parts' transforms, and the spectrum to
+    invert; ``None`` where the error does not fit ``allowance``."""
+    floats, window = plan.floats, plan.window
+    size = window.size
     count = sum(n for _, n in parts)
     levels = size.bit_length() - 1
     eta = levels * FFT_ERROR_PER_LEVEL * UNIT
@@ -238,14 +322,11 @@ def power_rows(
     # per coefficient j: log B_j^n summed over the parts, and Σ n E/B_j
     log_bound = np.zeros(size // 2 + 1)
     relative = np.zeros(size // 2 + 1)
-    transforms = []
-    for f, e1_sum, (_, n) in zip(floats, sums, parts, strict=True):
-        transform = scipy.fft.rfft(f, size)
+    for transform, e1_sum, (_, n) in zip(transforms, sums, parts, strict=True):
         e1 = eps * e1_sum
         b = np.abs(transform).astype(np.float64) * (1 + 2.0**-50) + e1
         log_bound += n * np.log(b)
         relative += n * e1 / b
-        transforms.append(transform)
     weights = np.full(size // 2 + 1, 2.0)
     weights[0] = weights[-1] = 1.0
     magnitude = np.exp(log_bound + 2.0**-40 * np.abs(log_bound))
@@ -261,10 +342,16 @@ def power_rows(
     spectrum[kept] = 1
     for transform, (_, n) in zip(transforms, parts, strict=True):
         spectrum[kept] *= _power(transform[kept], n)
-    values = np.maximum(scipy.fft.irfft(spectrum, size), 0.0)
-    values = np.asarray(np.roll(values, -(window.lo % size)), dtype=np.longdouble)
-    made = made_good(values, error, window.above, window.below, bits, up)
-    slack = made.slack + widening
+    return _Power(parts, up, plan, spectrum, error, widening)
+
+
+def _finished(power: _Power, inverse: NDArray[np.longdouble], bits: int) -> Rows:
+    """The side from its inverse transform: the window rolled into place and made good."""
+    parts, up, window = power.parts, power.up, power.plan.window
+    values = np.maximum(inverse, 0.0)
+    values = np.asarray(np.roll(values, -(window.lo % window.size)), dtype=np.longdouble)
+    made = made_good(values, power.error, window.above, window.below, bits, up)
+    slack = made.slack + power.widening
     # each side's own slack, carried n times through the product of everything else
     logs = [n * math.log(math.ldexp(float(s.total() + s.infinite), -bits) * (1 + WIDEN)) for s, n in parts]
     for (s, n), log_mass in zip(parts, logs, strict=True):

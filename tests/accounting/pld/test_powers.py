@@ -19,7 +19,7 @@ from accounting.errors import ParameterError
 from accounting.pld import PrivacyLossDistribution, dominating_pairs, exact_products
 from accounting.pld import powers as powers_module
 from accounting.pld.grid import Rows
-from accounting.pld.powers import log_mgf_bound, power_rows
+from accounting.pld.powers import log_mgf_bound, power_rows, power_sides
 from accounting.pld.products import Made, compose_rows, made_good
 from accounting.subsampling import MixturePair, PoissonSampled
 
@@ -221,3 +221,26 @@ def test_a_window_too_wide_is_coarsened_once_enough_steps_are_composed(
     assert a.lo <= b.hi
     assert b.lo <= a.hi
     assert a.hi - b.hi < 1e-3 * b.hi
+
+
+def test_sides_taken_together_are_the_sides_taken_one_by_one() -> None:
+    """:func:`~accounting.pld.powers.power_sides` stacks the transforms of sides of one window
+    length (zero-padded to the longest) and runs them on two threads: byte for byte the results
+    of :func:`power_rows` on each, including a side whose power declines."""
+    named = laws()
+    jobs = [
+        ([(named["smooth"], 12)], True, None),
+        ([(named["skewed, with mass at +inf"], 12), (named["box"], 1)], False, None),
+        ([(named["box"], 40)], True, None),
+        ([(named["smooth"], 12)], False, None),
+    ]
+    together = power_sides(jobs, BITS, 1e-6)
+    alone = [power_rows(parts, BITS, up, 1e-6) for parts, up, _ in jobs]
+    assert all(side is not None for side in together)
+    for a, b in zip(together, alone, strict=True):
+        assert a is not None
+        assert b is not None
+        assert (a.start, a.infinite, a.slack) == (b.start, b.infinite, b.slack)
+        assert np.array_equal(a.rows, b.rows)
+    declined = power_sides([*jobs[:1], ([(named["smooth"], 12)], True, None)], BITS, 1e-40)
+    assert declined == [None, None]
