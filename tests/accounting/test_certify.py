@@ -227,9 +227,15 @@ def test_pld_epsilon_certifies_on_the_pessimistic_grid(monkeypatch: pytest.Monke
     """The proposal is moved down by ``2^below`` first nudges: with 20 the nudges reach the answer
     again (about ten tries); with 100 they cannot in 24 tries and the grid loss is returned.
     The optimistic grid's ε lies about a grid spacing lower, so it passes at the moved proposal."""
-    dist = PrivacyLossDistribution.from_mechanism(AdditiveNoise(Gaussian(2.0), 1), spacing=2.0**-8, dps=20)
+
+    def made() -> PrivacyLossDistribution:
+        return PrivacyLossDistribution.from_mechanism(
+            AdditiveNoise(Gaussian(2.0), 1), spacing=2.0**-8, dps=20
+        )
+
+    dist = made()
     delta = 1e-3
-    exact = dist.epsilon(delta)
+    exact = made().epsilon(delta)  # another PLD: a PLD keeps the ε it was asked
     assert exact.hi - exact.lo > 1e-6, "the grids must differ for the test to mean anything"
     real = PrivacyLossDistribution._segment_epsilon
     real_side = PrivacyLossDistribution._delta_side
