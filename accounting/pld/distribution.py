@@ -275,7 +275,7 @@ class PrivacyLossDistribution:
         done: int,
         allowance: float,
     ) -> tuple[Sides, int] | bool:
-        """``result`` times ``base^n`` by :func:`~accounting.pld.powers.power_rows` and the level of
+        """``result`` times ``base^n`` by :func:`~accounting.pld.powers.power_sides` and the level of
         its grid; ``True`` where it declines for a window too wide while ``base``, the composition
         of ``2^done`` steps, is too narrow to coarsen (below 2^:data:`_COARSEN_FROM` steps, whose
         coarsening error relative to their spread would be above about 10^-7), ``False`` for

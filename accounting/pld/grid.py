@@ -2,9 +2,10 @@
 
 Losses live on a grid ``offset + j·h`` (integer ``j``); probabilities are exact fixed-point
 integers with scale ``2^bits`` (:func:`probability_bits`), plus an atom at ``+inf``. A side is read
-by queries as a :class:`Grid` (Python integers) and composed as :class:`Rows` (little-endian byte
-rows, :mod:`accounting.pld.products`); negligible tails are cut (:func:`truncate_rows`) — moving
-mass to higher losses only on the pessimistic side.
+by queries as a :class:`Grid` (by blocks, :mod:`accounting.pld.sums`) and composed as :class:`Rows`
+(little-endian byte rows, :mod:`accounting.pld.products`); a grid holds whichever form it was
+made in. Negligible tails are cut (:func:`truncate_rows`) — moving mass to higher losses only on
+the pessimistic side.
 """
 
 from __future__ import annotations
@@ -190,7 +191,7 @@ class Rows:
     """A side held as byte rows for composition: row ``i`` is ``masses[i]`` in little-endian bytes.
 
     Convolutions then pack, multiply and unpack whole arrays (numpy and one GMP product) with no
-    Python loop over grid points; :class:`Grid` (Python integers) is what queries read.
+    Python loop over grid points; :class:`Grid` is what queries read (:meth:`grid` wraps the rows).
     """
 
     start: int
