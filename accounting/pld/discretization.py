@@ -363,11 +363,16 @@ class _FloatCells:
         mass = np.concatenate([self.p_a, self.p_b])
         keys = np.unique(at)
         tops = _float_bounds([e for k in keys.tolist() if (e := ends[k]) is not None])[1]
-        t = tops / h  # exact: h is a power of two
+        t = tops / h  # exact when h is a power of two
         j_lo = np.floor(t)
-        frac = t - j_lo  # exact
+        frac = t - j_lo  # exact: a float's fractional part is a float
         w = np.where(frac == 0, 0.0, np.where(frac <= _FLOAT_NEAR, _up(frac * (1 + h)), 1.0))
-        general = (frac > _FLOAT_NEAR) & (frac < 1 - _FLOAT_NEAR) if h <= 1 else frac > 0
+        if math.frexp(h)[0] != 0.5:
+            general = np.ones(len(keys), dtype=bool)  # t rounded: every end by its exact rule
+        elif h <= 1:
+            general = (frac > _FLOAT_NEAR) & (frac < 1 - _FLOAT_NEAR)
+        else:
+            general = frac > 0  # the shortcuts hold for h <= 1
         lo_at = j_lo.astype(np.int64)
         for i in np.flatnonzero(general).tolist():
             r = rule(int(keys[i]))
