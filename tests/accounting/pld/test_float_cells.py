@@ -37,6 +37,20 @@ def _arb_only(pair: object, h: float, monkeypatch: pytest.MonkeyPatch) -> Privac
         return pair_distribution(pair, h, DPS, {}, 1e-14)  # type: ignore[arg-type]
 
 
+def _both_paths(
+    pair: object, h: float, relative: float, absolute: float, monkeypatch: pytest.MonkeyPatch
+) -> tuple[PrivacyLossDistribution, PrivacyLossDistribution]:
+    """The PLD of ``pair`` by the float path and by the all-Arb one, their pessimistic masses
+    checked equal point by point within ``relative`` of a mass plus ``absolute``."""
+    fast = pair_distribution(pair, h, DPS, {}, 1e-14)  # type: ignore[arg-type]
+    slow = _arb_only(pair, h, monkeypatch)
+    a, b = fast.pessimistic, slow.pessimistic
+    assert (a.start, a.size, a.infinite) == (b.start, b.size, b.infinite)
+    for x, y in zip(a.masses, b.masses, strict=True):
+        assert abs(x - y) <= relative * max(x, y) + absolute * 2.0**fast.bits
+    return fast, slow
+
+
 @pytest.mark.parametrize("kind", ["gaussian", "laplace"])
 def test_float_splits_bound_the_arb_balls(kind: str) -> None:
     """``p_a``, ``p_b`` are at least the upper ends of their Arb balls (and not far above); the
@@ -83,16 +97,10 @@ def test_float_and_arb_grids_agree(kind: str, monkeypatch: pytest.MonkeyPatch) -
     """Pessimistic masses point by point to rounding (1e-11 of the mass, 1e-12 absolute), totals to
     3e-14; after 1000 compositions the upper ends of ε agree to 1e-12 and the float path's
     enclosure is no wider than the Arb one's by more than 1e-9 of ε."""
-    pair = _pair(kind)
-    h = 2.0**-12
-    fast = pair_distribution(pair, h, DPS, {}, 1e-14)  # type: ignore[arg-type]
-    slow = _arb_only(pair, h, monkeypatch)
+    # a float end lies an ulp or two above the exact one: up to ~1e-12 of a mass moves a step
+    fast, slow = _both_paths(_pair(kind), 2.0**-12, 1e-11, 2.0**-40, monkeypatch)
     bits = fast.bits
     a, b = fast.pessimistic, slow.pessimistic
-    assert (a.start, a.size, a.infinite) == (b.start, b.size, b.infinite)
-    for x, y in zip(a.masses, b.masses, strict=True):
-        # a float end lies an ulp or two above the exact one: up to ~1e-12 of a mass moves a step
-        assert abs(x - y) <= 1e-11 * max(x, y) + 2.0 ** (bits - 40)
     assert abs(sum(a.masses) - sum(b.masses)) <= 2.0 ** (bits - 45)
     total_o = sum(fast.optimistic.masses)
     assert abs(total_o - sum(slow.optimistic.masses)) <= 2.0 ** (bits - 45)  # float P/Q: 1e-16 each
@@ -141,12 +149,4 @@ def test_a_spacing_not_a_power_of_two_gives_the_arb_grids(kind: str, monkeypatch
     the all-Arb path to the floats' own rounding (1e-13 of a mass). The shortcuts' error from a
     rounded quotient would be about 1e-12 of a mass at most, which this comparison cannot see: the
     rule is the module's, not the test's."""
-    pair = _pair(kind)
-    h = 3 * 2.0**-14
-    fast = pair_distribution(pair, h, DPS, {}, 1e-14)  # type: ignore[arg-type]
-    slow = _arb_only(pair, h, monkeypatch)
-    bits = fast.bits
-    a, b = fast.pessimistic, slow.pessimistic
-    assert (a.start, a.size, a.infinite) == (b.start, b.size, b.infinite)
-    for x, y in zip(a.masses, b.masses, strict=True):
-        assert abs(x - y) <= 1e-13 * max(x, y) + 2.0 ** (bits - 60)
+    _both_paths(_pair(kind), 3 * 2.0**-14, 1e-13, 2.0**-60, monkeypatch)
