@@ -245,10 +245,9 @@ def _table_grids(
             if not right.upper() - low > narrow * max(arb(1), abs(low)):
                 rule(i + 1).apply(cap, pess)  # a point at the cell's highest loss
             else:
-                ea, eb = exps[i][0], exps[i + 1][1]  # type: ignore[index]
-                gap = ea - eb
-                rule(i).apply(min(cap, max(0, units((q - p * eb) / gap, bits, up=True))), pess)
-                rule(i + 1).apply(min(cap, max(0, units((p * ea - q) / gap, bits, up=True))), pess)
+                low_end, high_end = _two_point(p, q, exps[i][0], exps[i + 1][1])  # type: ignore[index]
+                rule(i).apply(min(cap, max(0, units(low_end, bits, up=True))), pess)
+                rule(i + 1).apply(min(cap, max(0, units(high_end, bits, up=True))), pess)
             m = units(q, q_bits, up=False)
             if m > 0 and p.lower() > 0:
                 ratio = p / q
@@ -266,13 +265,22 @@ def _table_grids(
         return upper_of(infinite), upper_of(cut)
 
 
+def _two_point(p: arb, q: arb, ea: arb, eb: arb) -> tuple[arb, arb]:
+    """The two-point law of a cell with ``P``-mass ``p`` and ``Q``-mass ``q`` whose loss lies in
+    ``[l_a, l_b]`` (``ea = e^{-l_a}``, ``eb = e^{-l_b}``): its ``P``-masses at ``l_a`` and ``l_b``,
+    ``(q - p e^{-l_b})/(e^{-l_a} - e^{-l_b})`` and ``(p e^{-l_a} - q)/(e^{-l_a} - e^{-l_b})``
+    (:func:`_table_grids`)."""
+    gap = ea - eb
+    return (q - p * eb) / gap, (p * ea - q) / gap
+
+
 #: :func:`_table_grids` takes a cell the float way (:class:`_FloatCells`) when ``e^{-l_a} - e^{-l_b}``
 #: is at least this share of ``e^{-l_a}`` (a loss range of about 1e-6 or more): the optimistic
 #: ``z = P e^{-l_a}/Q - 1``, about that share, is then computed from floats to ``2^-31`` of itself.
 _FLOAT_GAP = 2.0**-20
 
 #: Float shortcuts of a split rule (:func:`_split_rule`): ``d/h`` within this of a grid point.
-_FLOAT_NEAR = 2.0**-30
+_FLOAT_NEAR = 1.0 / _NEAR
 
 #: An optimistic cell's loss ``ln(P/Q)`` is bounded by ``l_a + 2z/(2 + z)`` (``z = P e^{-l_a}/Q - 1``,
 #: short by ``z^3/12``) up to this ``z``; wider cells take Arb's logarithm.
@@ -335,15 +343,9 @@ class _FloatCells:
         # p_a = (Q - P e^{-l_b})/gap and p_b = (P e^{-l_a} - Q)/gap cancel to about h of P in the
         # bulk: in floats their excess over P would be ~1e-10 of it per cell, which a composition
         # of 10^5 multiplies. In Arb balls, then read as floats (upper ends), it is ~1e-16.
-        a_balls, b_balls = [], []
-        for i in self.idx.tolist():
-            p, q = table.masses[i]
-            ea, eb = exps[i][0], exps[i + 1][1]  # type: ignore[index]
-            span = ea - eb
-            a_balls.append((q - p * eb) / span)
-            b_balls.append((p * ea - q) / span)
-        a = _float_bounds(a_balls)[1]
-        b = _float_bounds(b_balls)[1]
+        split = [_two_point(*table.masses[i], exps[i][0], exps[i + 1][1]) for i in self.idx.tolist()]  # type: ignore[index]
+        a = _float_bounds([low_end for low_end, _ in split])[1]
+        b = _float_bounds([high_end for _, high_end in split])[1]
         self.p_a = np.minimum(p_hi, np.maximum(a, 0.0))
         self.p_b = np.minimum(p_hi, np.maximum(b, 0.0))
         self.p_lo, self.q_lo, self.q_hi, self.ea_lo = p_lo, q_lo, q_hi, ea_lo

@@ -120,7 +120,7 @@ class Grid:
     def byte_rows(self, width: int) -> NDArray[np.uint8]:
         """The masses as byte rows ``width`` bytes wide (``AssertionError`` if one does not fit)."""
         if isinstance(self.held, tuple):
-            return _rows(np.array(self.held, dtype=object), width)
+            return int_rows(self.held, width)
         rows = self.held
         if rows.shape[1] > width:
             if len(rows) and np.any(rows[:, width:]):
@@ -144,8 +144,8 @@ class Grid:
         )
 
 
-def _rows(masses: Sequence[int] | NDArray[np.object_], width: int) -> NDArray[np.uint8]:
-    """Nonnegative Python integers as byte rows ``width`` bytes wide."""
+def int_rows(masses: Sequence[int] | NDArray[np.object_], width: int) -> NDArray[np.uint8]:
+    """Nonnegative Python integers as byte rows ``width`` bytes wide (little-endian)."""
     try:
         raw = b"".join(int(m).to_bytes(width, "little") for m in masses)
     except OverflowError:
@@ -210,7 +210,7 @@ class Rows:
     ) -> Rows:
         """Rows of Python integers (a numpy object array), as :meth:`ints` gives them."""
         width = bits // 8 + 1  # a mass is at most 1 + (rounding): below 2^(bits + 8)
-        return cls(start if len(masses) else 0, _rows(masses, width), infinite, slack)
+        return cls(start if len(masses) else 0, int_rows(masses, width), infinite, slack)
 
     @classmethod
     def from_dict(cls, masses: dict[int, int], infinite: int, bits: int, slack: float = 0.0) -> Rows:
@@ -221,7 +221,7 @@ class Rows:
             return cls(0, np.zeros((0, width), dtype=np.uint8), infinite, slack)
         lo, hi = kept[0][0], kept[-1][0]
         rows = np.zeros((hi - lo + 1, width), dtype=np.uint8)
-        rows[np.array([j for j, _ in kept]) - lo] = _rows([m for _, m in kept], width)
+        rows[np.array([j for j, _ in kept]) - lo] = int_rows([m for _, m in kept], width)
         return cls(lo, rows, infinite, slack)
 
     def ints(self) -> NDArray[np.object_]:

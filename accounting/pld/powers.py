@@ -219,21 +219,16 @@ def power_rows(
     return power_sides([(parts, up, plan)], bits, allowance)[0]
 
 
-class _Power:
+class _Power(NamedTuple):
     """One side of :func:`power_sides` between its transforms: the window and bounds of
     :func:`power_rows`, the spectrum to invert, and the error that ``made_good`` makes good."""
 
-    def __init__(
-        self,
-        parts: list[tuple[Rows, int]],
-        up: bool,
-        plan: PowerPlan,
-        spectrum: NDArray[np.clongdouble],
-        error: float,
-        widening: float,
-    ) -> None:
-        self.parts, self.up, self.plan = parts, up, plan
-        self.spectrum, self.error, self.widening = spectrum, error, widening
+    parts: list[tuple[Rows, int]]
+    up: bool
+    plan: PowerPlan
+    spectrum: NDArray[np.clongdouble]
+    error: float
+    widening: float
 
 
 def power_sides(

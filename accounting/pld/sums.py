@@ -20,7 +20,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from accounting.certified import shift_down
-from accounting.pld.grid import Grid
+from accounting.pld.grid import Grid, int_rows
 
 __all__ = ["BLOCK", "GUARD_BITS", "SuffixSums"]
 
@@ -37,10 +37,9 @@ _CHUNK = 64
 _LIMB_BITS = 16
 
 
-def _limbs(values: list[int], count: int) -> NDArray[np.int64]:
-    """Nonnegative integers as ``count`` little-endian 16-bit limbs each (rows)."""
-    raw = b"".join(x.to_bytes(2 * count, "little") for x in values)
-    return np.frombuffer(raw, dtype="<u2").reshape(len(values), count).astype(np.int64)
+def _limbs(rows: NDArray[np.uint8]) -> NDArray[np.int64]:
+    """Byte rows of an even width as little-endian 16-bit limbs (rows)."""
+    return np.ascontiguousarray(rows).view("<u2").astype(np.int64)
 
 
 def _joined(diagonals: NDArray[np.int64]) -> list[int]:
@@ -66,7 +65,6 @@ class SuffixSums:
     """
 
     def __init__(self, grid: Grid, ratio: int, frac: int, up: bool) -> None:
-        self.grid = grid
         self.ratio = ratio
         self._frac = frac
         self._up = up
@@ -75,9 +73,8 @@ class SuffixSums:
         for _ in range(BLOCK):
             powers.append(shift_down(powers[-1] * ratio, frac, up))
         self._powers = powers
-        self._power_limbs = _limbs(powers, -(-max(powers).bit_length() // _LIMB_BITS))
-        rows = np.ascontiguousarray(grid.byte_rows(grid.width + grid.width % 2))
-        self._mass_limbs = rows.view("<u2").astype(np.int64)
+        self._power_limbs = _limbs(int_rows(powers, 2 * -(-max(powers).bit_length() // _LIMB_BITS)))
+        self._mass_limbs = _limbs(grid.byte_rows(grid.width + grid.width % 2))
         # Entry t: the sums at the start of the t-th block from the top (entry 0: the empty top).
         self._starts = [self._n]
         self._mass = [0]
@@ -105,7 +102,6 @@ class SuffixSums:
 
     def _extend(self, last: int) -> None:
         """Sum the blocks from the lowest one summed down to block ``last`` (or the bottom)."""
-        g, frac, up = GUARD_BITS, self._frac, self._up
         top = self._starts[-1]
         whole = min(last - len(self._starts) + 1, top // BLOCK)
         if whole > 0:
@@ -113,11 +109,9 @@ class SuffixSums:
             stacked = self._mass_limbs[low:top].reshape(whole, BLOCK, -1)[::-1]
             insides = _joined(self._dot(stacked, self._power_limbs[:BLOCK]))
             sums = _joined(stacked.sum(axis=1))
-            carry = self._powers[BLOCK]
             for inside, total in zip(insides, sums, strict=True):
                 self._mass.append(self._mass[-1] + total)
-                above = shift_down(self._horner[-1] * carry, frac, up)
-                self._horner.append(shift_down(inside, frac - g, up) + above)
+                self._horner.append(self._chained(inside, self._horner[-1], BLOCK))
                 self._starts.append(self._starts[-1] - BLOCK)
         if len(self._starts) <= last and 0 < self._starts[-1] < BLOCK:
             mass, horner = self._suffix(0, self._starts[-1])
@@ -132,8 +126,13 @@ class SuffixSums:
         block = self._mass_limbs[i:end][None]
         inside = _joined(self._dot(block, self._power_limbs[:length]))[0]
         total = _joined(block.sum(axis=1))[0]
-        above = shift_down(self._horner[t] * self._powers[length], self._frac, self._up)
-        return self._mass[t] + total, shift_down(inside, self._frac - GUARD_BITS, self._up) + above
+        return self._mass[t] + total, self._chained(inside, self._horner[t], length)
+
+    def _chained(self, inside: int, above: int, length: int) -> int:
+        """``H`` at ``length`` points below a block end: the dot product ``inside`` (scale
+        ``2^(bits + frac)``) plus ``H`` at the end (``above``) times ``P_length``, each rounded."""
+        frac, up = self._frac, self._up
+        return shift_down(inside, frac - GUARD_BITS, up) + shift_down(above * self._powers[length], frac, up)
 
     def _sums(self, i: int) -> tuple[int, int]:
         if i >= self._n:
