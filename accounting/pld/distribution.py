@@ -22,16 +22,7 @@ from functools import cached_property
 from mpmath import iv, mp
 
 from accounting import validate as v
-from accounting.certified import (
-    Enclosure,
-    Interval,
-    Mpf,
-    float_down,
-    float_up,
-    lower,
-    precision,
-    upper,
-)
+from accounting.certified import Enclosure, Interval, Mpf, float_down, float_up, lower, precision, upper
 from accounting.errors import ParameterError, ParameterTypeError
 from accounting.mechanisms import Mechanism
 from accounting.noise import DEFAULT_DPS
