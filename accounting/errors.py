@@ -44,6 +44,12 @@ class UnsupportedEventError(UnsupportedError):
     """
 
 
+class RouteRefusedError(UnsupportedError, ParameterError):
+    """The route asked explicitly cannot account an event of the ledger: an
+    :class:`UnsupportedError` (what the route says) and a :class:`ParameterError` naming ``route``,
+    so a command line names its option."""
+
+
 class MissingDependencyError(ImportError):
     """An optional dependency is needed and not installed; the message names the extra to install
     (``pip install dpcert[interop]`` for ``dp_accounting``)."""

@@ -208,6 +208,8 @@ def largest(
     return -smallest(lambda y: condition(-y), -hi, -lo, rtol=rtol, max_steps=max_steps)
 
 
+_LN_CEILING = math.log(1e300)
+
 #: The largest first step of :func:`bracket_and_search` in ``ln θ`` (a factor ``e^2``); later steps double.
 MAX_STEP = 2.0
 
@@ -257,7 +259,8 @@ def bracket_and_search(
     if f0 > 0:
         lo, f_lo = first, f0
         while True:
-            hi = lo * math.exp(step)
+            # The test is on ln θ: θ e^step itself overflows once the doubled step passes ~709.
+            hi = lo * math.exp(step) if math.log(lo) + step <= _LN_CEILING else math.inf
             if hi > 1e300:
                 if refused and not math.isfinite(f_lo):
                     raise refused[0]  # no level up to 1e300 could be accounted: say why

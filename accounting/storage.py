@@ -6,6 +6,9 @@ checkpoints, curves and figures) goes through here, so they share one rule each:
 * :func:`write_atomic` / :func:`atomic_path`: a temporary file in the target's folder named after
   the process (``.<name>.<pid>.tmp``), flushed to disk, then renamed over the target, so a reader
   sees the old file or the new one, never a partial one;
+* :func:`read_text` / :func:`read_json`: a file given by a user, read only when it is a regular
+  file of at most a stated size (a pipe, a device or a folder is refused before it is opened for
+  reading, so nothing blocks on a FIFO or fills memory from ``/dev/zero``), as UTF-8;
 * :func:`strict_json_loads`: JSON in which a key given twice in one object is refused (``json.loads``
   keeps the last silently);
 * :func:`json_ready` / :func:`json_text`: strict JSON out (``allow_nan=False``), infinities as the
@@ -27,6 +30,7 @@ import hashlib
 import json
 import math
 import os
+import stat
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -43,6 +47,8 @@ __all__ = [
     "digest",
     "json_ready",
     "json_text",
+    "read_json",
+    "read_text",
     "save_figure",
     "strict_json_loads",
     "write_atomic",
@@ -101,6 +107,74 @@ def write_atomic(path: PathLike, data: str | bytes) -> None:
     raw = data.encode("utf-8") if isinstance(data, str) else bytes(data)
     with atomic_path(path) as tmp:
         tmp.write_bytes(raw)
+
+
+#: The largest file :func:`read_text` reads unless told otherwise (a ledger of thousands of events,
+#: a schedule, a summary or a config are far below it).
+MAX_READ_BYTES = 2**24
+
+
+def read_text(path: PathLike, name: str, limit: int = MAX_READ_BYTES, what: str = "file") -> str:
+    """The text of a regular file of at most ``limit`` bytes, or a :class:`ParameterError`.
+
+    The file is opened without blocking and checked on its descriptor before a byte is read: a
+    FIFO, a device (``/dev/zero``), a socket or a folder is refused, and so is a file larger than
+    ``limit`` (by its size, and again by what is read, for a file that grows meanwhile).
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The file.
+    name : str
+        What the error names: the option, argument or config field that gave ``path``.
+    limit : int, optional
+        The most bytes read (default :data:`MAX_READ_BYTES`).
+    what : str, optional
+        What the file should be, for the message ("ledger file", "JSON file", ...).
+
+    Returns
+    -------
+    str
+        The content, decoded as UTF-8.
+
+    Raises
+    ------
+    ParameterError
+        Naming ``name`` and ``path``: not a regular file, unreadable, too large, or not UTF-8.
+    """
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except OSError as err:
+        raise ParameterError(name, str(path), f"a readable {what} ({err.strerror or err})") from None
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode) or info.st_size > limit:
+        os.close(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise ParameterError(name, str(path), f"a regular {what} (not a folder, pipe or device)")
+        raise ParameterError(name, str(path), f"a {what} of at most {limit} bytes ({info.st_size})")
+    with os.fdopen(fd, "rb") as handle:
+        try:
+            raw = handle.read(limit + 1)
+        except OSError as err:
+            raise ParameterError(name, str(path), f"a readable {what} ({err.strerror or err})") from None
+    if len(raw) > limit:
+        raise ParameterError(name, str(path), f"a {what} of at most {limit} bytes")
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ParameterError(name, str(path), f"a UTF-8 {what}") from None
+
+
+def read_json(path: PathLike, name: str, limit: int = MAX_READ_BYTES, what: str = "JSON file") -> Any:
+    """:func:`strict_json_loads` of :func:`read_text`; malformed JSON is a :class:`ParameterError`
+    naming ``name``, ``path`` and the fault."""
+    text = read_text(path, name, limit, what)
+    try:
+        return strict_json_loads(text)
+    except ParameterError:
+        raise
+    except ValueError as err:
+        raise ParameterError(name, str(path), f"a {what} ({err})") from None
 
 
 def _duplicate_key(key: str, value: Any) -> Exception:

@@ -132,8 +132,8 @@ OLD_SENSITIVITIES = {"paper": "add-remove"}
 
 
 def _syncs(horizon: object, batch: object) -> int:
-    t = v.integer("horizon", horizon, minimum=1)
-    b = v.integer("batch", batch, minimum=1)
+    t = v.count("horizon", horizon)  # rounds: at most MAX_COUNT, as every count of the project
+    b = v.count("batch", batch)
     if b > t:
         raise ParameterError("batch", batch, f"an integer in [1, horizon = {t}]")
     k = t // b

@@ -119,6 +119,11 @@ class SpellingNote(FutureWarning):
     """
 
 
+class Note(UserWarning):
+    """A one-line remark on a valid answer that its user should read (a ledger nothing verifies,
+    :mod:`accounting.integrity`). The command lines print it as ``prog: note: ...`` on stderr."""
+
+
 def _note(message: str) -> None:
     """Warn with :class:`SpellingNote`, attributed to the first caller outside this module."""
     import warnings

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -30,6 +31,7 @@ from typing import Any
 from accounting import validate as v
 from accounting.answers import CACHE_DIR_ENV, NO_CACHE_ENV
 from accounting.cli.framework import Parser, checked, run
+from learners.budget import DEFAULT_MAX_MEMORY, DEFAULT_MAX_WORK, GIB, Budget
 from learners.config import BANDS
 from learners.errors import ConfigError, LearnerError
 from learners.experiment import (
@@ -62,7 +64,8 @@ def _cmd_list(args: argparse.Namespace) -> int:
 
 def _load(path: Path, args: argparse.Namespace) -> Config:
     try:
-        return load_config(path, quick=args.quick, exact_privacy=args.exact_privacy)
+        budget = Budget(args.max_memory * GIB, args.max_work)
+        return load_config(path, quick=args.quick, exact_privacy=args.exact_privacy, budget=budget)
     except ConfigError as err:
         hint = ""
         if err.name == "config" and not path.exists():
@@ -189,6 +192,15 @@ def _cmd_plot(args: argparse.Namespace) -> int:
     return 0
 
 
+def _limit(text: str) -> float:
+    """A budget of ``--max-memory`` / ``--max-work``: a number > 0, or ``inf`` for no limit."""
+    if text.strip().lower() in ("inf", "infinity"):
+        return math.inf
+    return _positive(text)
+
+
+_positive = checked(v.positive)
+_max_memory = _max_work = _limit
 _workers = checked(v.integer, integer=True, minimum=1, maximum=4096, why="local processes of one machine")
 
 
@@ -228,6 +240,25 @@ def build_parser() -> argparse.ArgumentParser:
             "ledger within a deterministic cost budget; the default), cheap (the default with --quick: "
             "exact only where it costs well under a second, else the published bound), off, or an "
             "accountant route (pld, rdp, zcdp, pure, published[:NAME]); default: the config's",
+        )
+        cmd.add_argument(
+            "--max-memory",
+            type=_max_memory,
+            default=DEFAULT_MAX_MEMORY / GIB,
+            metavar="GIB",
+            help="refuse a config whose unit (one algorithm at one ε on one chunk of repetitions: one "
+            "process) is estimated to hold more than this many GiB of arrays, before anything runs "
+            f"(default {DEFAULT_MAX_MEMORY / GIB:g}; the estimate comes from the shapes the learners "
+            "allocate; lower `chunk` to fit)",
+        )
+        cmd.add_argument(
+            "--max-work",
+            type=_max_work,
+            default=DEFAULT_MAX_WORK,
+            metavar="OPS",
+            help="refuse a config whose unit is estimated to take more than this many operations "
+            f"(multiply-adds of the learner's per-round products; a MAB pull counts 32), default "
+            f"{DEFAULT_MAX_WORK:g} (hours of a core); `inf` for no limit",
         )
         cmd.add_argument(
             "--no-cache",

@@ -24,10 +24,8 @@ the other families' instances are shared by all repetitions.
 from __future__ import annotations
 
 import os
-import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +34,8 @@ from numpy.typing import NDArray
 
 from accounting.storage import digest
 from learners import mab, privacy
+from learners.budget import Budget, check_budget
+from learners.config_files import read_config, shipped_configs
 from learners.config_schema import (
     ALGORITHM,
     BANDS,
@@ -384,7 +384,7 @@ def _family(data: Mapping[str, Any], names: Sequence[str]) -> tuple[Family, list
 
 
 def _instance(
-    where: str, value: object, base: Path, family: Family, involved: Sequence[Family]
+    where: str, value: object, base: Path, family: Family, involved: Sequence[Family], budget: Budget
 ) -> tuple[Instance, tuple[tuple[str, Any], ...]]:
     """``[instance]``: its ``kind`` one the config's family runs, its keys the kind's, checked by
     the family; and the same instance as each other family ``involved`` runs it (:func:`instance_for`)."""
@@ -401,8 +401,10 @@ def _instance(
         note = f"; '{kind}' is of the '{owner.name}' family" if owner is not None else ""
         raise ConfigError(f"{where}.kind", kind, valid + note)
     check_keys(where, given, owner.instance_keys[kind])
-    instance: Instance = instance_for(family, where, given, base)
-    adopted = tuple((f.name, instance_for(f, where, given, base)) for f in involved if f is not family)
+    instance: Instance = instance_for(family, where, given, base, budget)
+    adopted = tuple(
+        (f.name, instance_for(f, where, given, base, budget)) for f in involved if f is not family
+    )
     return instance, adopted
 
 
@@ -449,25 +451,6 @@ def _check_horizon_axis(panels: Sequence[Panel], own: Sequence[bool], cap: int |
 # ---------------------------------------------------------------------------------------
 # Reading a config: the top level, the panels, the algorithms
 # ---------------------------------------------------------------------------------------
-
-
-def _read(source: str | os.PathLike[str] | Mapping[str, Any]) -> tuple[Mapping[str, Any], Path]:
-    """The config's table and the folder relative data paths are taken from."""
-    if isinstance(source, Mapping):
-        return source, Path.cwd()
-    if not isinstance(source, str | os.PathLike):
-        raise ConfigError("config", source, "a TOML file path or a table (mapping)")
-    path = Path(source)
-    if not path.is_file():
-        raise ConfigError("config", str(source), "an existing TOML file")
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise ConfigError("config", str(source), f"a readable TOML file ({exc.strerror or exc})") from None
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError, ValueError, RecursionError) as exc:
-        detail = " ".join(str(exc).split())[:200]
-        raise ConfigError("config", str(source), f"a valid TOML file ({detail})") from None
-    return data, path.resolve().parent
 
 
 def _top(data: Mapping[str, Any], key: str) -> Any:
@@ -539,6 +522,7 @@ class _Frame:
     repetitions: int
     checkpoints: int
     chunk: int
+    budget: Budget = field(default_factory=Budget)
 
 
 def _setting(data: Mapping[str, Any], prefix: str, panel: Mapping[str, Any], key: str) -> tuple[str, Any]:
@@ -577,7 +561,9 @@ def _panel(frame: _Frame, prefix: str, panel: Mapping[str, Any], default_name: s
     data = frame.data
     name = PANEL["name"].parse(f"{prefix}name", panel.get("name", default_name))
     iwhere, raw_instance = _setting(data, prefix, panel, "instance")
-    instance, adopted = _instance(iwhere, raw_instance, frame.base, frame.family, frame.involved)
+    instance, adopted = _instance(
+        iwhere, raw_instance, frame.base, frame.family, frame.involved, frame.budget
+    )
     hwhere, raw_horizon = _setting(data, prefix, panel, "horizon")
     horizon = TOP["horizon"].parse(hwhere, raw_horizon)
     if frame.cap is not None and frame.cap < horizon:
@@ -686,7 +672,10 @@ def _learners(
 
 
 def load_config(
-    source: str | os.PathLike[str] | Mapping[str, Any], quick: bool = False, exact_privacy: str | None = None
+    source: str | os.PathLike[str] | Mapping[str, Any],
+    quick: bool = False,
+    exact_privacy: str | None = None,
+    budget: Budget | None = None,
 ) -> Config:
     """Read and validate an experiment configuration.
 
@@ -708,6 +697,11 @@ def load_config(
     exact_privacy : str, optional
         The exact mode of the privacy report (:data:`learners.privacy.EXACT_MODES`), overriding
         the config's ``exact_privacy`` (the CLIs' ``--exact-privacy``).
+    budget : Budget, optional
+        The most memory a unit and work a unit may take (:mod:`learners.budget`; default
+        :class:`Budget`'s: 8 GiB, 10^14 operations): a config whose estimate exceeds it is
+        refused before anything is built, naming the field that sets it
+        (:meth:`Budget.unlimited` checks nothing).
 
     Returns
     -------
@@ -720,7 +714,7 @@ def load_config(
         family than the config's), ``epsilons[1]``, ``panels[3].instance.path``,
         ``algorithms[1].params.batch`` or ``quick`` (``quick=True`` without a ``[quick]`` table).
     """
-    data, base = _read(source)
+    data, base = read_config(source)
     check_keys("", data, TOP.names())
     for required in ("name", "seed", "repetitions"):
         if required not in data:
@@ -744,9 +738,10 @@ def load_config(
         capped.get("repetitions", repetitions),
         capped.get("checkpoints", checkpoints),
         chunk,
+        Budget() if budget is None else budget,
     )
     panels = _panels(frame)
-    return Config(
+    config = Config(
         name,
         description,
         seed,
@@ -762,16 +757,8 @@ def load_config(
         family.name,
         exact_privacy,
     )
-
-
-def shipped_configs() -> dict[str, Path]:
-    """The configs shipped with dpcert, one per reproduced figure: name -> file."""
-    root = resources.files("learners").joinpath("configs")
-    found: dict[str, Path] = {}
-    for entry in root.iterdir():
-        if entry.name.endswith(".toml"):
-            found[entry.name.removesuffix(".toml")] = Path(str(entry))
-    return dict(sorted(found.items()))
+    check_budget(config, frame.budget, FAMILIES)
+    return config
 
 
 __all__ = [

@@ -106,8 +106,10 @@ from accounting.errors import ParameterError, ParameterTypeError
 __all__ = [
     "DUST",
     "MAX_H",
+    "MAX_ITERATIONS",
     "Design",
     "DesignWarning",
+    "design_shapes",
     "g_optimal_design",
     "gains",
     "pull_counts",
@@ -360,6 +362,18 @@ def _step(g: FloatArray, r: FloatArray) -> FloatArray:
         return np.where(g > 1.0, (g / r - 1.0) / (g - 1.0), -np.inf)
 
 
+#: The Frank–Wolfe steps of :func:`g_optimal_design` at most (its default ``max_iterations``).
+MAX_ITERATIONS = 10_000
+
+
+def design_shapes(R: int, k: int, d: int) -> dict[str, tuple[int, ...]]:
+    """The float64 arrays :func:`g_optimal_design` of ``R`` action sets of ``k`` actions in ``R^d``
+    holds at once: the masked and the scaled actions and their coordinates ``Y`` (:func:`_span`),
+    and per step the weighted ``Y`` and ``Z`` (:func:`_gains`), each ``(R, k, d)``; the weights
+    and gains ``(R, k)``. Each step costs ``2 R k d²`` multiply-adds (``V(π)`` and ``Z``)."""
+    return {"actions": (3, R, k, d), "gains": (2, R, k, d), "weights": (3, R, k)}
+
+
 def g_optimal_design(
     actions: ArrayLike,
     *,
@@ -367,7 +381,7 @@ def g_optimal_design(
     c: float = 1.0,
     mask: ArrayLike | None = None,
     away_steps: bool = True,
-    max_iterations: int = 10_000,
+    max_iterations: int = MAX_ITERATIONS,
 ) -> Design:
     """A design ``π`` with ``g(π) <= (1 + c) d'`` for each action set, by Frank–Wolfe on ``log det``.
 

@@ -37,7 +37,6 @@ import math
 import os
 import re
 import textwrap
-import tomllib
 from collections.abc import Mapping, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -57,17 +56,19 @@ from learners.config import (
     bands_name,
     y_axes_names,
 )
+from learners.config_files import read_toml
 from learners.errors import ConfigError, ParameterError
 from learners.results import (
     CONFIG_FILE,
     CSV_FILE,
     SUMMARY_FILE,
     Curve,
+    load_summary,
     read_curves,
-    read_summary,
-    strict_json,
+    summary_captions,
     t_quantile,
 )
+from learners.run_ledgers import check_run
 
 FloatArray = NDArray[np.float64]
 
@@ -214,13 +215,12 @@ def privacy_text(privacy: Mapping[str, Any]) -> str | None:
     return text
 
 
-def _read_privacy(path: Path) -> dict[tuple[str, str, float], str]:
-    """``(panel, label, ε) -> privacy_text`` of the private results of a ``summary.json``.
+def _read_privacy(data: Mapping[str, Any]) -> dict[tuple[str, str, float], str]:
+    """``(panel, label, ε) -> privacy_text`` of the private results of a ``summary.json``'s content.
 
     Tolerant: an entry without the keys (a folder of an older version) is left out, and its legend
-    shows the label alone. (A malformed file is refused by ``read_summary``, read first.)
+    shows the label alone. (A malformed file is refused by ``load_summary``, which read it.)
     """
-    data = strict_json(path.read_text(encoding="utf-8"))
     results = data.get("results") if isinstance(data, Mapping) else None
     out: dict[tuple[str, str, float], str] = {}
     for entry in results if isinstance(results, list) else []:
@@ -233,9 +233,9 @@ def _read_privacy(path: Path) -> dict[tuple[str, str, float], str]:
     return out
 
 
-def _read_regret_label(path: Path) -> tuple[str, str]:
-    """The ``regret_label`` of a ``summary.json`` (name, symbol); :data:`DEFAULT_REGRET` without one."""
-    data = strict_json(path.read_text(encoding="utf-8"))
+def _read_regret_label(data: Mapping[str, Any]) -> tuple[str, str]:
+    """The ``regret_label`` of a ``summary.json``'s content (name, symbol); :data:`DEFAULT_REGRET`
+    without one."""
     label = data.get("regret_label") if isinstance(data, Mapping) else None
     if isinstance(label, list) and len(label) == 2 and all(isinstance(x, str) for x in label):
         return label[0], label[1]
@@ -405,10 +405,10 @@ def _configured(out: Path) -> tuple[str, dict[str, str], dict[str, tuple[str, ..
     """The ``bands`` and each panel's ``x_axis`` and ``y_axis`` of the folder's resolved config
     (older folders have none: the defaults)."""
     path = out / CONFIG_FILE
-    if not path.is_file():
+    if not path.exists():
         return DEFAULT_BANDS, {}, {}
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        data = read_toml(path, "results_dir")  # refuses a folder, a pipe or a device by that name
         bands = bands_name("bands", data.get("bands", DEFAULT_BANDS))
         panels = data.get("panels", [])
         if not isinstance(panels, list) or not all(isinstance(p, dict) for p in panels):
@@ -422,7 +422,7 @@ def _configured(out: Path) -> tuple[str, dict[str, str], dict[str, tuple[str, ..
             name = str(p.get("name"))
             y_axes[name] = y_axes_names(f"panels[{name}].y_axis", p.get("y_axis", list(DEFAULT_Y_AXES)))
         return bands, axes, y_axes
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError, ConfigError) as exc:
+    except ConfigError as exc:
         detail = " ".join(str(exc).split())[:200]
         raise ParameterError(
             "results_dir", str(path), f"a {CONFIG_FILE} written by dp-regret ({detail})"
@@ -599,9 +599,15 @@ def _plot(out: Path, bands: str | None) -> list[Path]:
     title = out.name
     summary = out / SUMMARY_FILE
     if summary.exists():
-        named, captions = read_summary(summary)
-        privacy = _read_privacy(summary)
-        regret = _read_regret_label(summary)
+        data = load_summary(summary)
+        named, captions = summary_captions(data)
+        privacy = _read_privacy(data)
+        regret = _read_regret_label(data)
+        check_run(out, data, SUMMARY_FILE)  # its ledgers as the run wrote them, its ε theirs
+        unknown = sorted({c.panel for c in curves} - {str(p["name"]) for p in data["panels"]})
+        if unknown:
+            valid = f"a {CSV_FILE} of the panels its {SUMMARY_FILE} names (it has {unknown[0]!r})"
+            raise ParameterError("results_dir", str(out / CSV_FILE), valid)
         title = named or title
     panels = list(dict.fromkeys(c.panel for c in curves))
     cells_of: dict[str, list[tuple[str, float | None]]] = {}

@@ -18,8 +18,10 @@ spent in privacy:
                    saved ledgers by the config's ``exact_privacy`` mode (``{"epsilon", "delta",
                    "route", "enclosure", "ledgers", "batches" (linear: "nodes"; phased: "phases"),
                    "message", ...}``, null when the mode is ``"off"``); the summary's top level
-                   records ``privacy_route`` and ``exact_privacy``. Each (panel, algorithm, ε) is
-                   answered by :func:`group_report`, in the run's worker pool;
+                   records ``privacy_route`` and ``exact_privacy``, and ``ledger_sha256``, the digest
+                   of every ledger file, which every reader checks (:mod:`learners.run_ledgers`).
+                   Each (panel, algorithm, ε) is answered by :func:`group_report`, in the run's
+                   worker pool;
 ``summary.md``     the same side by side with the final regret, a markdown table
                    (:func:`summary_table`).
 
@@ -43,10 +45,12 @@ import numpy as np
 from numpy.typing import NDArray
 
 from accounting.accountant import Accountant
-from accounting.storage import atomic_path, json_text, strict_json_loads, write_atomic
+from accounting.integrity import RUN_DIGESTS
+from accounting.storage import atomic_path, json_text, read_text, strict_json_loads, write_atomic
 from learners.config import Config, Unit
 from learners.errors import LearnerError, ParameterError
 from learners.families import DEFAULT_FAMILY, FAMILIES
+from learners.run_ledgers import digests
 
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
@@ -176,7 +180,7 @@ def strict_json(text: str) -> Any:
 
     :func:`accounting.storage.strict_json_loads` with the results folder's own refusal, a plain
     :class:`ValueError` (``the key 'k' appears twice in one object``) that the readers of a results
-    folder (:func:`summary_table`, :func:`read_summary`, :mod:`learners.plotting`) quote.
+    folder (:func:`summary_table`, :func:`load_summary`, :mod:`learners.plotting`) quote.
     """
     return strict_json_loads(text, duplicate=_twice)
 
@@ -308,7 +312,7 @@ def write_outputs(
     }
 
     results: list[dict[str, Any]] = []
-    saved: set[str] = set()
+    saved: dict[str, str] = {}  # each ledger file written, and its digest
     with atomic_path(out / CSV_FILE) as tmp, tmp.open("w", encoding="utf-8", newline="") as f:
         f.write(",".join(CSV_COLUMNS) + "\n")
         for group, parts in groups.items():
@@ -317,13 +321,14 @@ def write_outputs(
             # One merge of the group's ledgers: saved here, and answered here when the pool did not.
             ledgers, releases = _merge_ledgers([d.meta for d in datas])
             files = _save_ledgers(out, _stem(group), ledgers)
-            saved.update(files)
+            saved.update(digests(files, ledgers))
             report = reports.get(group)
             if report is None:
                 report = _report(config, group, datas, ledgers, releases)
             results.append(_result(config, group, datas, report))
 
     summary = _summary(config, results)
+    summary[RUN_DIGESTS] = dict(sorted(saved.items()))  # checked on every read (learners.run_ledgers)
     # Infinities and NaN as strings (a statistic of a degenerate run may be NaN): the summary's rule,
     # where the command lines refuse NaN.
     write_atomic(out / SUMMARY_FILE, json_text(summary, nan="string") + "\n")
@@ -427,12 +432,9 @@ def summary_table(results_dir: str | os.PathLike[str]) -> str:
     half-width. Every ε is a certified upper bound, rounded up to 4 significant digits.
     """
     path = Path(results_dir) / SUMMARY_FILE
+    summary = load_summary(path)
     try:
-        summary = strict_json(path.read_text(encoding="utf-8"))
         return _markdown(summary)
-    except OSError as exc:
-        valid = f"a readable {SUMMARY_FILE} ({exc.strerror or exc})"
-        raise ParameterError("results_dir", str(path), valid) from None
     except (ValueError, TypeError, KeyError, AttributeError, RecursionError) as exc:
         detail = f"{type(exc).__name__}: {' '.join(str(exc).split())[:160]}"
         raise ParameterError(
@@ -567,6 +569,8 @@ def read_curves(path: Path) -> list[Curve]:
                 if len(line) != len(CSV_COLUMNS):
                     raise bad(f"line {reader.line_num} has {len(line)} fields, not {len(CSV_COLUMNS)}")
                 panel, algorithm, label, eps, rep, t, regret, _ = line
+                if not (panel and algorithm and label):
+                    raise bad(f"line {reader.line_num}: an empty panel, algorithm or label")
                 try:
                     point, r = (int(t), float(regret)), int(rep)
                     eps_ok = not eps or math.isfinite(float(eps))
@@ -588,19 +592,60 @@ def read_curves(path: Path) -> list[Curve]:
     return curves
 
 
-def read_summary(path: Path) -> tuple[str | None, dict[str, str]]:
-    """The title and the panel captions of a ``summary.json`` (a malformed one names the file)."""
+def load_summary(path: Path) -> dict[str, Any]:
+    """A results folder's ``summary.json``, checked to be what ``run`` writes: an object whose
+    ``panels`` are objects with a non-empty ``name``, a ``caption`` and a ``horizon`` >= 1, whose
+    ``results`` are objects naming one of those panels, a non-empty ``algorithm`` and ``label``,
+    an ``epsilon`` that is null or a number > 0, and a ``privacy`` object (where given). Read only
+    as a regular file of at most :data:`accounting.storage.MAX_READ_BYTES` bytes.
+
+    Raises
+    ------
+    ParameterError
+        Naming ``results_dir``, the file and the first field that differs.
+    """
+
+    def bad(detail: str) -> ParameterError:
+        return ParameterError("results_dir", str(path), f"a {SUMMARY_FILE} written by dp-regret ({detail})")
+
+    text = read_text(path, "results_dir", what=SUMMARY_FILE)
     try:
-        data = strict_json(path.read_text(encoding="utf-8"))
-        title = data.get("name")
-        captions = {
-            str(p["name"]): f"{p['caption']}, T={_short(int(p['horizon']))}" for p in data.get("panels", [])
-        }
-    except (ValueError, TypeError, KeyError, AttributeError, RecursionError) as exc:
-        detail = f"{type(exc).__name__}: {' '.join(str(exc).split())[:160]}"
-        raise ParameterError(
-            "results_dir", str(path), f"a {SUMMARY_FILE} written by dp-regret ({detail})"
-        ) from None
+        data = strict_json(text)
+    except (ValueError, RecursionError) as exc:
+        raise bad(f"{type(exc).__name__}: {' '.join(str(exc).split())[:160]}") from None
+    if not isinstance(data, dict):
+        raise bad("not an object")
+    panels = data.get("panels")
+    if not isinstance(panels, list) or not panels:
+        raise bad("panels: a non-empty list of panels")
+    for i, p in enumerate(panels):
+        if not (isinstance(p, dict) and isinstance(p.get("name"), str) and p["name"]):
+            raise bad(f"panels[{i}].name: a non-empty string")
+        horizon = p.get("horizon")
+        if not isinstance(p.get("caption"), str) or not (isinstance(horizon, int) and horizon >= 1):
+            raise bad(f"panels[{i}]: a caption and a horizon >= 1")
+    names = {p["name"] for p in panels}
+    results = data.get("results")
+    if not isinstance(results, list):
+        raise bad("results: a list of results")
+    for i, r in enumerate(results):
+        if not isinstance(r, dict) or r.get("panel") not in names:
+            raise bad(f"results[{i}].panel: the name of one of its panels")
+        for key in ("algorithm", "label"):
+            if not (isinstance(r.get(key), str) and r[key]):
+                raise bad(f"results[{i}].{key}: a non-empty string")
+        eps = r.get("epsilon")
+        if eps is not None and not (isinstance(eps, int | float) and not isinstance(eps, bool) and eps > 0):
+            raise bad(f"results[{i}].epsilon: null or a number > 0")
+        if not isinstance(r.get("privacy", {}), dict):
+            raise bad(f"results[{i}].privacy: an object")
+    return data
+
+
+def summary_captions(data: Mapping[str, Any]) -> tuple[str | None, dict[str, str]]:
+    """The title and the panel captions of a ``summary.json``'s content (:func:`load_summary`)."""
+    title = data.get("name")
+    captions = {str(p["name"]): f"{p['caption']}, T={_short(int(p['horizon']))}" for p in data["panels"]}
     return (str(title) if title is not None else None), captions
 
 

@@ -73,12 +73,14 @@ from verification.audit import (
     additive_pair,
     audit,
 )
+from verification.audit.auditor import PILOT, planned_draws, within_draws
 from verification.errors import ParameterError, ParameterTypeError
 from verification.federated import SideChannelPair, Verdict, side_channel_claim
 
 __all__ = [
     "BROKEN",
     "CORRECT",
+    "FEDERATED_NAMES",
     "FEDERATED_PILOT",
     "FEDERATED_SAMPLES",
     "ArmSumsPair",
@@ -517,6 +519,14 @@ def _ldp_linucb(code: bool, epsilon: float = _LDP_EPSILON, delta: float = _LDP_D
 #: Whole two-round runs per side (vectorized): 4000 and a pilot of 1000 take about a second an entry
 #: and bound ε from below by about 6.9 when one side never shows the event the other always does.
 FEDERATED_SAMPLES = 4000
+#: The names of :func:`federated_catalogue`'s entries, broken then correct (known before they are
+#: built, so a name is checked without paying for their calibration).
+FEDERATED_NAMES = (
+    "dubey-pentland-schedule",
+    "dubey-pentland-action",
+    "fedlinucb-fixed-schedule",
+    "fedlinucb-lazy-fixed-schedule",
+)
 FEDERATED_PILOT = 1000
 _A1_EPSILON, _A1_DELTA = 1.0, 0.01
 
@@ -585,6 +595,7 @@ def federated_catalogue() -> tuple[tuple[BrokenMechanism, ...], tuple[BrokenMech
             False,
         ),
     )
+    assert tuple(m.name for m in (*broken, *correct)) == FEDERATED_NAMES
     return broken, correct
 
 
@@ -609,8 +620,9 @@ CORRECT: tuple[BrokenMechanism, ...] = (
 )
 
 
-def _names(names: Sequence[str] | None) -> frozenset[str] | None:
-    """``run_catalogue``'s ``names``, validated: None, or a non-empty set of entry names."""
+def _names(names: Sequence[str] | None, others: list[str], federated: bool) -> frozenset[str] | None:
+    """``run_catalogue``'s ``names``, validated: None, or a non-empty set of the names of entries
+    of the run (``others``, and :data:`FEDERATED_NAMES` if ``federated``)."""
     if names is None:
         return None
     if isinstance(names, str) or not isinstance(names, Sequence) or not names:
@@ -618,7 +630,43 @@ def _names(names: Sequence[str] | None) -> frozenset[str] | None:
     for name in names:
         if not isinstance(name, str):
             raise ParameterTypeError("names", name, "an entry name (a str)")
+    known = others + (list(FEDERATED_NAMES) if federated else [])
+    unknown = sorted(set(names) - set(known))
+    if unknown:
+        more_names = "" if federated else " (federated=True adds the federated LinUCB entries)"
+        valid = f"the name of an entry of this run: {', '.join(known)}{more_names}"
+        raise ParameterError("names", unknown[0], valid)
     return frozenset(names)
+
+
+_Plan = tuple[BrokenMechanism, bool, np.random.SeedSequence, dict[str, Any], int]
+
+
+def _plans(
+    chosen: Sequence[tuple[tuple[BrokenMechanism, bool], np.random.SeedSequence]],
+    samples: int,
+    options: dict[str, Any],
+    max_draws: int | None,
+) -> list[_Plan]:
+    """Each chosen entry's audit: the entry, whether it is broken, its seed, the auditor's options
+    and its samples (an entry's own caps applied); refused, before any draw, when all of them
+    would draw more than ``max_draws`` outputs."""
+    plans = []
+    for (mech, broken), child in chosen:
+        extra = dict(options)
+        if mech.pilot is not None:
+            asked = v.integer("pilot", options["pilot"], minimum=100) if "pilot" in options else mech.pilot
+            extra["pilot"] = min(asked, mech.pilot)
+        n = samples if mech.samples is None else min(samples, mech.samples)
+        plans.append((mech, broken, child, extra, n))
+    draws = sum(planned_draws(n, extra.get("pilot", PILOT)) for *_, extra, n in plans)
+    within_draws(
+        draws,
+        max_draws,
+        f"{len(plans)} entr{'y' if len(plans) == 1 else 'ies'}, each 2 sides x (samples + pilot)",
+        value=samples,
+    )
+    return plans
 
 
 @dataclass(frozen=True)
@@ -656,6 +704,7 @@ def run_catalogue(
     federated: bool = False,
     names: Sequence[str] | None = None,
     audit_fn: Callable[..., AuditResult] = audit,
+    max_draws: int | None = None,
     **options: Any,
 ) -> list[CatalogueRow]:
     """Audit every catalogue entry: :data:`BROKEN`, then (``include_correct``) :data:`CORRECT`,
@@ -680,6 +729,10 @@ def run_catalogue(
         Each entry keeps the seed it has without ``names``, so its row is the one the whole run gives.
     audit_fn : callable
         The auditor (default :func:`verification.audit.audit`).
+    max_draws : int or None
+        A budget: a run whose audits would draw more outputs in all (each entry's
+        :func:`~verification.audit.auditor.planned_draws`) is refused before any draw (``None``:
+        no budget).
     **options
         Passed to the auditor (``chunk``, ``scheduler``, ...).
 
@@ -694,8 +747,11 @@ def run_catalogue(
         raise ParameterError(
             "options", sorted(options), "no statistic, delta or claimed_epsilon (set per entry)"
         )
-    wanted = _names(names)
+    if max_draws is not None:
+        max_draws = v.integer("max_draws", max_draws, minimum=1)
     entries = [(m, True) for m in BROKEN] + ([(m, False) for m in CORRECT] if include_correct else [])
+    # names checked before the federated entries' calibration is paid for
+    wanted = _names(names, [m.name for m, _ in entries], federated)
     root = np.random.SeedSequence(seed)
     seeds = root.spawn(len(entries))
     # The federated entries cost a calibration to build: not when every name asked is another's.
@@ -708,25 +764,15 @@ def run_catalogue(
         seeds += root.spawn(len(more))
     chosen = list(zip(entries, seeds, strict=True))
     if wanted is not None:
-        known = [m.name for m, _ in entries]
-        unknown = sorted(wanted - set(known))
-        if unknown:
-            more_names = "" if federated else " (federated=True adds the federated LinUCB entries)"
-            raise ParameterError(
-                "names", unknown[0], f"the name of an entry of this run: {', '.join(known)}{more_names}"
-            )
         chosen = [(entry, child) for entry, child in chosen if entry[0].name in wanted]
+    plans = _plans(chosen, samples, options, max_draws)
     rows = []
-    for (mech, broken), child in chosen:
-        extra = dict(options)
-        if mech.pilot is not None:
-            asked = v.integer("pilot", options["pilot"], minimum=100) if "pilot" in options else mech.pilot
-            extra["pilot"] = min(asked, mech.pilot)
+    for mech, broken, child, extra, n in plans:
         result = audit_fn(
             mech.sample_pair,
             delta=mech.delta,
             claimed_epsilon=mech.claimed_epsilon,
-            samples=samples if mech.samples is None else min(samples, mech.samples),
+            samples=n,
             confidence=confidence,
             seed=child,
             statistic=mech.statistic,

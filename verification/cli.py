@@ -50,6 +50,10 @@ MAX_SAMPLER_SAMPLES = 10**8
 #: 10^6 and keeps only counts, at about 10^7 samples a second per core, so 10^12 is about a day of
 #: one machine's work (spread it with ``--scheduler``).
 MAX_AUDIT_SAMPLES = 10**12
+#: The default ``--max-draws`` of ``mechanism`` and ``broken``: outputs drawn in all, both sides and
+#: the pilots included (the whole catalogue at its default 10^6 samples draws about 2.5e7; 10^8 takes
+#: some tens of seconds of one core). Larger audits are refused before any draw unless it is raised.
+DEFAULT_MAX_DRAWS = 10**8
 #: The largest noise variance the samplers are asked for: they draw int64 values, and numpy's
 #: Poisson (behind Skellam) takes rates below about 1e19.
 MAX_SAMPLED_VARIANCE = 1e18
@@ -204,6 +208,7 @@ def _audit(audit: Any, pair: Any, claimed: float, args: argparse.Namespace, sche
         confidence=args.confidence,
         seed=args.seed,
         scheduler=scheduler,
+        max_draws=args.max_draws,
     )
 
 
@@ -211,7 +216,9 @@ def _cmd_broken(args: argparse.Namespace) -> int:
     from verification.broken import run_catalogue
     from verification.federated import run_checks
 
-    rows = run_catalogue(samples=args.samples, seed=args.seed, federated=True, names=args.names)
+    rows = run_catalogue(
+        samples=args.samples, seed=args.seed, federated=True, names=args.names, max_draws=args.max_draws
+    )
     # The checks are no entries: --entry asks for entries only.
     checks = run_checks(seed=args.seed) if args.names is None else []
     ok = all(row.as_expected for row in rows) and all(check.as_expected for check in checks)
@@ -259,10 +266,19 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_version()
     sub = parser.add_subparsers(dest="command", required=True)
 
-    def seeded(cmd: argparse.ArgumentParser, samples: int, most: int) -> None:
+    def seeded(cmd: argparse.ArgumentParser, samples: int, most: int, budget: bool = False) -> None:
         count = checked(v.integer, integer=True, minimum=100, maximum=most, why=_WHY_SAMPLES[most])
         cmd.add_argument("--samples", type=count, default=samples, help=f"samples (default {samples})")
         cmd.add_argument("--seed", type=_seed, default=0, help="seed of the random streams (default 0)")
+        if budget:
+            cmd.add_argument(
+                "--max-draws",
+                type=checked(v.integer, integer=True, minimum=1),
+                default=DEFAULT_MAX_DRAWS,
+                help="refuse, before drawing, an audit that would draw more outputs in all (both sides, "
+                f"the pilots, every entry; default {DEFAULT_MAX_DRAWS:.0e}, some tens of seconds of one "
+                "core)",
+            )
         add_json(cmd)
 
     sampler = sub.add_parser("sampler", help="goodness of fit of a sampler against its exact PMF")
@@ -295,7 +311,7 @@ def build_parser() -> argparse.ArgumentParser:
     mech.add_argument("--delta", type=_unit_or_zero, default=0.0, help="δ of the claim (default 0)")
     mech.add_argument("--confidence", type=unit_float, default=0.95, help="confidence (default 0.95)")
     mech.add_argument("--scheduler", help="a Dask scheduler address to run the sampling on")
-    seeded(mech, 1_000_000, MAX_AUDIT_SAMPLES)
+    seeded(mech, 1_000_000, MAX_AUDIT_SAMPLES, budget=True)
     mech.set_defaults(func=_cmd_mechanism)
 
     broken = sub.add_parser("broken", help="run the catalogue of broken mechanisms")
@@ -306,7 +322,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="NAME",
         help="audit only this entry (repeatable; e.g. ldp-linucb-code-sigma), with its seed of the whole run",
     )
-    seeded(broken, 1_000_000, MAX_AUDIT_SAMPLES)
+    seeded(broken, 1_000_000, MAX_AUDIT_SAMPLES, budget=True)
     broken.set_defaults(func=_cmd_broken)
 
     proofs = sub.add_parser("proofs", help="the sympy proofs the accounting relies on")

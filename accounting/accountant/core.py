@@ -35,9 +35,11 @@ from accounting.composition import RdpCurve, sum_up
 from accounting.errors import (
     ParameterError,
     ParameterTypeError,
+    RouteRefusedError,
     UnsupportedError,
     UnsupportedEventError,
 )
+from accounting.integrity import verify
 from accounting.mechanisms import (
     AdditiveNoise,
     AddRemoveSum,
@@ -210,7 +212,15 @@ class Accountant:
         if not self._events:
             return Enclosure.exact(0).answered("pure" if route == "auto" else route)
         if route != "auto":
-            return self._by(route, at, want_epsilon).answered(route)
+            try:
+                return self._by(route, at, want_epsilon).answered(route)
+            except UnsupportedError as err:
+                if route != "pure":
+                    raise
+                # The route asked cannot account the ledger: a choice of the caller's, named as such.
+                raise RouteRefusedError(
+                    "route", route, f"a route that accounts every event ('auto', 'pld' or 'rdp'): {err}"
+                ) from None
         tried: dict[str, Enclosure] = {}
         reasons: list[str] = []
 
@@ -316,13 +326,23 @@ class Accountant:
         inner = self._route(route, rest, left_eps, False, refine) if rest else Enclosure.exact(0)
         return Enclosure(inner.lo, mp.mpf(min(1.0, sum_up([inner.hi, dlt_c]))))
 
+    def _no_pure(self, pairs: list[tuple[Event, Mechanism]]) -> str:
+        """Which event of the ledger has no pure-DP guarantee: its index (from 0) and what it is."""
+        for e, m in pairs:
+            if math.isinf(m.pure_epsilon(self.dps).hi):
+                index = next(i for i, x in enumerate(self._events) if x is e)
+                what = " ".join(repr(e.mechanism).split())
+                what = what if len(what) <= 160 else what[:157] + "..."
+                return f"event {index} ({what}, {e.count} time(s)) has no pure-DP guarantee"
+        return "an event has no pure-DP guarantee"
+
     def _route(
         self, route: str, pairs: list[tuple[Event, Mechanism]], at: float, want_epsilon: bool, refine: int = 0
     ) -> Enclosure:
         if route == "pure":
             total = sum_up((e.count, m.pure_epsilon(self.dps).hi) for e, m in pairs)
             if math.isinf(total):
-                raise UnsupportedError("an event has no pure-DP guarantee")
+                raise UnsupportedError(self._no_pure(pairs))
             return pure_answer(total, at, want_epsilon)
         if route == "zcdp":
             rho = sum_up((e.count, m.zcdp_rho(self.dps).hi) for e, m in pairs)
@@ -505,39 +525,47 @@ class Accountant:
         return rdp_answer(total, at, want_epsilon, {"alpha_min": 2.0} if total.integer_only else {})
 
     # -- serialization ------------------------------------------------------------------
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self, key: bytes | None = None) -> dict[str, Any]:
         """The ledger as plain data (JSON-ready): relation, precision, events and ``sha256``, a
-        hash of the rest, so :meth:`from_dict` detects a ledger edited after it was written."""
-        return ledger_to_dict(self.neighbouring, self.dps, self._events)
+        hash of the rest, so :meth:`from_dict` detects a ledger edited after it was written; with
+        a secret ``key``, also its HMAC-SHA256 (``hmac``, :mod:`accounting.integrity`), which
+        :meth:`from_dict` with the same key checks."""
+        return ledger_to_dict(self.neighbouring, self.dps, self._events, key)
 
-    def to_json(self, indent: int | None = 2) -> str:
-        """The ledger as JSON; :meth:`from_json` rebuilds an equal accountant."""
-        return json.dumps(self.to_dict(), indent=indent)
+    def to_json(self, indent: int | None = 2, key: bytes | None = None) -> str:
+        """The ledger as JSON (signed with ``key`` if given); :meth:`from_json` rebuilds an equal
+        accountant."""
+        return json.dumps(self.to_dict(key), indent=indent)
 
     @classmethod
-    def from_dict(cls, data: object) -> Accountant:
+    def from_dict(cls, data: object, key: bytes | None = None) -> Accountant:
         """Rebuild an accountant from :meth:`to_dict` output (validating everything).
 
         A ledger with a ``sha256`` must match it (a σ, an ε or a count edited by hand is refused);
-        one without (written before the hash existed, or by hand) is accepted as it stands. Every
-        malformed ledger is a :class:`ParameterError` / :class:`ParameterTypeError` naming the field.
+        one without (written before the hash existed, or by hand) is accepted as it stands. With a
+        ``key``, the ledger must carry a signature under it (:func:`accounting.integrity.verify`).
+        Every malformed ledger is a :class:`ParameterError` / :class:`ParameterTypeError` naming
+        the field.
         """
         ledger = check_ledger(data)
+        if key is not None:
+            verify(ledger, key=key)
         acc = cls(Neighbouring.parse(ledger.get("neighbouring")), ledger.get("dps", DEFAULT_DPS))
         for release, count in ledger_entries(ledger):
             acc.compose(release, count)
         return acc
 
     @classmethod
-    def from_json(cls, text: str) -> Accountant:
-        """Inverse of :meth:`to_json` (a key given twice in one object is refused, naming it)."""
+    def from_json(cls, text: str, key: bytes | None = None) -> Accountant:
+        """Inverse of :meth:`to_json` (a key given twice in one object is refused, naming it; a
+        signing ``key`` as in :meth:`from_dict`)."""
         if not isinstance(text, str | bytes | bytearray):
             raise ParameterTypeError("ledger", text, "JSON text")
         try:
             data = strict_json_loads(text)
         except (json.JSONDecodeError, RecursionError, UnicodeDecodeError) as err:
             raise ParameterError("ledger", text[:40], f"JSON text ({type(err).__name__})") from None
-        return cls.from_dict(data)
+        return cls.from_dict(data, key)
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Accountant):

@@ -18,10 +18,10 @@ from typing import Any
 from accounting import validate as v
 from accounting.accountant.events import EVENT_KINDS, Composed, Event, EventLike, Release
 from accounting.errors import AccountingError, ParameterError, ParameterTypeError
+from accounting.integrity import ledger_digest, sign
 from accounting.mechanisms import AdditiveNoise, ApproxDP, DistributedSum, DistributedVectorSum, PureDP
 from accounting.neighbouring import Neighbouring
 from accounting.noise import NoiseDistribution, family_of, family_of_type
-from accounting.storage import digest
 from accounting.subsampling import PoissonSampled, SampledWithoutReplacement
 
 __all__ = [
@@ -30,7 +30,6 @@ __all__ = [
     "check_ledger",
     "event_from_dict",
     "event_to_dict",
-    "ledger_digest",
     "ledger_entries",
     "ledger_to_dict",
     "mechanism_from_dict",
@@ -41,17 +40,16 @@ __all__ = [
 
 #: The format of a ledger's plain data.
 LEDGER_FORMAT = "dpcert-ledger/1"
-#: The fields of a ledger, in the order :func:`ledger_to_dict` writes them.
-LEDGER_FIELDS = ("format", "neighbouring", "dps", "events", "sha256")
+#: The fields of a ledger, in the order :func:`ledger_to_dict` writes them (``hmac`` only when
+#: signed, :mod:`accounting.integrity`).
+LEDGER_FIELDS = ("format", "neighbouring", "dps", "events", "sha256", "hmac")
 
 
-def ledger_digest(data: dict[str, Any]) -> str:
-    """``sha256:`` of a ledger's fields other than ``sha256``, as canonical JSON."""
-    return digest({k: val for k, val in data.items() if k != "sha256"})
-
-
-def ledger_to_dict(neighbouring: Neighbouring, dps: int, events: Sequence[Event]) -> dict[str, Any]:
-    """A ledger as plain data: relation, precision, events and the ``sha256`` of the rest."""
+def ledger_to_dict(
+    neighbouring: Neighbouring, dps: int, events: Sequence[Event], key: bytes | None = None
+) -> dict[str, Any]:
+    """A ledger as plain data: relation, precision, events, the ``sha256`` of the rest and, with a
+    ``key``, its signature (:func:`accounting.integrity.sign`)."""
     data: dict[str, Any] = {
         "format": LEDGER_FORMAT,
         "neighbouring": neighbouring.value,
@@ -59,6 +57,8 @@ def ledger_to_dict(neighbouring: Neighbouring, dps: int, events: Sequence[Event]
         "events": [{"count": e.count, "mechanism": mechanism_to_dict(e.mechanism)} for e in events],
     }
     data["sha256"] = ledger_digest(data)
+    if key is not None:
+        data = sign(data, key)
     return data
 
 

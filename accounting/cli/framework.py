@@ -274,11 +274,12 @@ def _quiet_stdout() -> None:
 
 
 def _noted(prog: str, show: Callable[..., None]) -> Callable[..., None]:
-    """``warnings.showwarning`` that prints a :class:`~accounting.validate.SpellingNote` as one line
-    ``prog: note: ...`` on stderr (other warnings as before)."""
+    """``warnings.showwarning`` that prints a :class:`~accounting.validate.SpellingNote` or a
+    :class:`~accounting.validate.Note` as one line ``prog: note: ...`` on stderr (other warnings
+    as before)."""
 
     def showwarning(message: Warning | str, category: type[Warning], *args: Any, **kwargs: Any) -> None:
-        if issubclass(category, v.SpellingNote):
+        if issubclass(category, v.SpellingNote | v.Note):
             print(f"{prog}: note: {message}", file=sys.stderr)
         else:
             show(message, category, *args, **kwargs)
@@ -321,6 +322,7 @@ def run(parser: argparse.ArgumentParser, argv: Sequence[str] | None) -> int:
             # checked (a non-finite one is refused or reported as unbounded).
             warnings.simplefilter("ignore", RuntimeWarning)
             warnings.simplefilter("always", v.SpellingNote)
+            warnings.simplefilter("always", v.Note)
             warnings.showwarning = _noted(prog, warnings.showwarning)
             args = parser.parse_args(given)
             options = _options_of(parser, args)

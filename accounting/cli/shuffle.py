@@ -13,10 +13,14 @@ that calibration (default 1/2).
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import math
+
+from mpmath import mp
 
 from accounting import shuffle
 from accounting import validate as v
+from accounting.bounds.gaussian import gaussian_sigma_analytic
 from accounting.calibration import SHUFFLE_SUM_PROTOCOLS, ShuffleSumParameters, shuffle_sum_parameters
 from accounting.certified import DEFAULT_DPS
 from accounting.cli.framework import (
@@ -32,7 +36,10 @@ from accounting.cli.framework import (
     positive_int,
     unit_float,
 )
+from accounting.divergence import MAX_POINTS
 from accounting.errors import ParameterError, UnsupportedError
+from accounting.noise import LatticeNoise
+from accounting.search import smallest, smallest_integer
 
 #: The smallest target ε of ``shuffle-protocol``, and the range of its bound B (``[1/MAX, MAX]``):
 #: the binomial trials b grow as (B/ε)^2 (times constants up to 10^11 at the smallest δ and the
@@ -52,6 +59,116 @@ _shuffle_epsilon = checked(
 _shuffle_bound = checked(
     v.interval, low=1 / MAX_SHUFFLE_BOUND, high=MAX_SHUFFLE_BOUND, low_open=False, why=_SHUFFLE_WHY
 )
+
+
+#: The most one-bit messages one call of a shuffle summation protocol may send in all (``n`` users
+#: times ``D (levels + b)`` bits each): :data:`accounting.validate.MAX_COUNT`. Beyond it the ``b n``
+#: binomial trials that ``--exact`` sums leave the int64 range, and no deployment sends 10^18
+#: bits per call; a parameter set beyond it is refused, naming the option that brings it back.
+MAX_SHUFFLE_MESSAGES = v.MAX_COUNT
+
+#: The range of ``--probability``: ``p (1 - p) >= 10^-6`` roughly. The calibration needs
+#: ``b n p (1 - p)`` near the Gaussian's variance, so ``b n`` grows as ``1/(p (1 - p))``: at
+#: ``p = 10^-16`` it leaves the int64 range and each exact sum takes 10 s at 10^20 trials.
+MIN_PROBABILITY = 1e-6
+_probability = checked(
+    v.interval,
+    low=MIN_PROBABILITY,
+    high=1 - MIN_PROBABILITY,
+    low_open=False,
+    why="the binomial trials of the calibration grow as 1/(p (1 - p))",
+)
+
+#: The default of ``--max-cost``: the estimated seconds (on the reference machine, 2 cores) of
+#: ``--exact`` above which it is refused up front, so that a default run ends within 20 s.
+DEFAULT_EXACT_COST = 20.0
+#: Seconds per lattice point of an exact ε(δ) sum (the pair's PMF enclosures, losses and the
+#: verified prefix) at the default 50 digits: measured 1.4-1.7e-4 for binomial windows of 10^4 to
+#: 10^5 points; it grows with the precision (``--dps``).
+SECONDS_PER_POINT = 1.6e-4
+#: The evaluations of the least-``b`` search counted in the estimate: 2-6 measured (2 at p = 1/2,
+#: where the analytic Gaussian's guess is within a trial or two).
+CALIBRATION_EVALUATIONS = 4
+
+
+def _messages(par: ShuffleSumParameters) -> int:
+    """The one-bit messages of one call, all users together."""
+    return par.users * par.bits
+
+
+def _fits(args: argparse.Namespace, **change: object) -> bool:
+    """Whether the protocol's cited parameters at ``args`` (with ``change``) are within the theorem's
+    range and send at most :data:`MAX_SHUFFLE_MESSAGES` bits per call."""
+    given = {name: getattr(args, name) for name in ("epsilon", "delta", "users", "dimension", "bound")}
+    given |= change
+    try:
+        par = shuffle_sum_parameters(args.protocol, **given)
+    except ParameterError:
+        return False
+    return _messages(par) <= MAX_SHUFFLE_MESSAGES
+
+
+def _refuse_size(args: argparse.Namespace, par: ShuffleSumParameters) -> None:
+    """Refuse parameters that send more than :data:`MAX_SHUFFLE_MESSAGES` bits per call, naming the
+    first option (``--users``, ``--dimension``, ``--epsilon``, ``--bound``) that, changed alone,
+    brings them within it, and the range that does (found by the project's searches on the same
+    :func:`~accounting.calibration.shuffle_sum_parameters`)."""
+    total = _messages(par)
+    if total <= MAX_SHUFFLE_MESSAGES:
+        return
+    why = (
+        f"with the other options as given, at most {MAX_SHUFFLE_MESSAGES:.0e} one-bit messages per call "
+        f"(users x bits per user); these options need {total:.3g}"
+    )
+    for name in ("users", "dimension"):
+        value = getattr(args, name)
+        if value > 1 and _fits(args, **{name: 1}):
+
+            def exceeds(k: int, option: str = name) -> bool:
+                return not _fits(args, **{option: k})
+
+            most = smallest_integer(exceeds, 1, value) - 1
+            raise ParameterError(f"--{name}", value, f"an integer in [1, {most}] ({why})")
+    top = 30.0 if args.protocol == "dpdpe-scalar" else 15.0
+    highest = math.nextafter(top, 0.0)
+    if _fits(args, epsilon=highest):
+        least = smallest(lambda e: _fits(args, epsilon=e), args.epsilon, highest, rtol=1e-3, log=True)
+        raise ParameterError("--epsilon", args.epsilon, f"at least {least:.4g} ({why})")
+    low_bound = 1 / MAX_SHUFFLE_BOUND
+    if args.bound > low_bound and _fits(args, bound=low_bound):
+        most_b = -smallest(lambda x: not _fits(args, bound=-x), -args.bound, -low_bound, rtol=1e-3)
+        raise ParameterError("--bound", args.bound, f"at most {most_b:.4g} ({why})")
+    raise ParameterError(
+        "--epsilon", args.epsilon, f"a larger value, or fewer --users or --dimension ({why})"
+    )
+
+
+def _window_points(noise: LatticeNoise, levels: int, delta: float, dps: int) -> int:
+    """The lattice points of the exact ε(δ) sum of ``noise`` at sensitivity ``levels``: the window
+    :func:`accounting.divergence.epsilon_for_delta` takes (its tail mass ``δ 10^-(dps+6)``)."""
+    with mp.workdps(dps):
+        a, b = noise.window(mp.mpf(delta) * mp.mpf(10) ** -(dps + 6), dps)
+    return b - a + 2 * levels + 1
+
+
+def exact_cost(par: ShuffleSumParameters, p: float, dps: int) -> float:
+    """The estimated seconds (reference machine) of ``shuffle-protocol --exact`` for one coordinate:
+    the exact sum of the cited parameters (nothing when its window exceeds
+    :data:`~accounting.divergence.MAX_POINTS`, which the sum refuses at once) and
+    :data:`CALIBRATION_EVALUATIONS` sums at the search's first guess (the analytic Gaussian's
+    variance at sensitivity ``levels``, as :func:`~accounting.shuffle.shuffle_sum_calibration`
+    starts). The windows are the ones the sums take (:func:`_window_points`). Vectors are composed
+    by the PLD route, whose grids cost seconds: 0 here."""
+    if par.dimension > 1:
+        return 0.0
+    rate = SECONDS_PER_POINT * max(1.0, dps / DEFAULT_DPS)
+    cited = _window_points(shuffle.shuffle_sum_noise(par), par.levels, par.delta, dps)
+    total = rate * cited if cited <= MAX_POINTS else 0.0
+    sigma = gaussian_sigma_analytic(par.epsilon, par.delta, par.levels)
+    b = max(1, math.ceil(sigma**2 / (par.users * p * (1 - p))))
+    guess = dataclasses.replace(par, b=b, p=p)
+    points = _window_points(shuffle.shuffle_sum_noise(guess), par.levels, par.delta, dps)
+    return total + rate * CALIBRATION_EVALUATIONS * min(points, MAX_POINTS)
 
 
 def _shuffle_record(result: shuffle.AmplificationBound) -> dict[str, object]:
@@ -95,6 +212,20 @@ def _cmd_shuffle_protocol(args: argparse.Namespace) -> int:
     par = shuffle_sum_parameters(
         args.protocol, args.epsilon, args.delta, args.users, args.dimension, args.bound
     )
+    _refuse_size(args, par)
+    if args.exact:
+        p = 0.5 if args.probability is None else args.probability
+        cost = exact_cost(par, p, args.dps)
+        if cost > args.max_cost:
+            raise ParameterError(
+                "--max-cost",
+                args.max_cost,
+                f"at least {math.ceil(cost)} for these options: --exact is estimated at {cost:.3g} s "
+                "(exact sums over the binomial's window; it grows as sqrt(--users) and with ln(1/--delta)); "
+                "raise --max-cost to run it",
+            )
+    elif args.max_cost != DEFAULT_EXACT_COST:
+        raise ParameterError("--max-cost", args.max_cost, "given with --exact only")
     names = ("protocol", "epsilon", "delta", "users", "dimension", "bound")
     record: dict[str, object] = {
         "command": "shuffle-protocol",
@@ -206,10 +337,16 @@ def add_parsers(sub: Subcommands) -> None:
         "--epsilon",
         type=_shuffle_epsilon,
         required=True,
-        help=f"target ε of one call (at least {MIN_SHUFFLE_EPSILON:g})",
+        help=f"target ε of one call (at least {MIN_SHUFFLE_EPSILON:g}, and large enough that the call sends "
+        f"at most {MAX_SHUFFLE_MESSAGES:.0e} one-bit messages in all)",
     )
     sp.add_argument("--delta", type=unit_float, required=True, help="target δ of one call")
-    sp.add_argument("--users", type=positive_int, required=True, help="n, users (data points) per call")
+    sp.add_argument(
+        "--users",
+        type=positive_int,
+        required=True,
+        help=f"n, users (data points) per call (n x bits per user at most {MAX_SHUFFLE_MESSAGES:.0e})",
+    )
     sp.add_argument("--dimension", type=positive_int, default=1, help="D coordinates (default 1)")
     sp.add_argument(
         "--bound",
@@ -226,8 +363,17 @@ def add_parsers(sub: Subcommands) -> None:
     )
     sp.add_argument(
         "--probability",
-        type=unit_float,
-        help="with --exact: the binomial p of the exact calibration, in (0, 1) (default 1/2)",
+        type=_probability,
+        help=f"with --exact: the binomial p of the exact calibration, in [{MIN_PROBABILITY:g}, "
+        f"{1 - MIN_PROBABILITY:g}] (default 1/2)",
+    )
+    sp.add_argument(
+        "--max-cost",
+        type=positive_float,
+        default=DEFAULT_EXACT_COST,
+        metavar="SECONDS",
+        help="with --exact: refuse up front when its estimated time (reference machine, 2 cores) "
+        f"exceeds this (default {DEFAULT_EXACT_COST:g})",
     )
     sp.add_argument(
         "--dps",

@@ -49,7 +49,11 @@ _TREE_SIGMAS = {
 }
 
 
-_tree_int = checked(v.integer, integer=True, minimum=1)  # horizon/batch: see _tree_shape
+#: ``--horizon`` and ``--batch``: counts of rounds, at most :data:`accounting.validate.MAX_COUNT`
+#: (10^18) as every count of the command lines. The accounting itself is exact integer arithmetic
+#: for any ``K <= 2^62`` (only ``κ = ⌊log2 K⌋ + 1`` enters it), but a horizon beyond 10^18 is no run
+#: of a learner (whose rounds are int64) and leaves the int64 range of the JSON record near 9.2e18.
+_tree_int = checked(v.count, integer=True)
 
 
 def _verdict_text(check: ClaimCheck, epsilon: float, delta: float) -> str:
@@ -271,8 +275,15 @@ def add_parser(sub: Subcommands) -> None:
         "a claim checked, or the least sigma0 (--calibrate)",
     )
     tr.add_argument("--sigma", type=positive_float, help="sigma0, the noise of each released node")
-    tr.add_argument("--horizon", type=_tree_int, required=True, help="T, rounds of each silo")
-    tr.add_argument("--batch", type=_tree_int, required=True, help="B, rounds between synchronisations")
+    tr.add_argument(
+        "--horizon", type=_tree_int, required=True, help="T, rounds of each silo: an integer in [1, 10^18]"
+    )
+    tr.add_argument(
+        "--batch",
+        type=_tree_int,
+        required=True,
+        help="B, rounds between synchronisations: an integer in [1, --horizon]",
+    )
     tr.add_argument(
         "--sensitivity",
         type=_sensitivity_name,

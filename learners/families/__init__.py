@@ -33,6 +33,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from learners.budget import Budget
 from learners.errors import ConfigError, ParameterError
 from learners.families.base import Family, FloatArray, IntArray, UnitRun
 from learners.families.ldp import CONVEXITIES, LDP_BASES, LDPFamily, LDPInstanceSpec
@@ -83,12 +84,14 @@ ADOPTED_KINDS: dict[tuple[str, str], Callable[[str, Mapping[str, Any]], dict[str
 }
 
 
-def instance_for(fam: Family, where: str, table: Mapping[str, Any], base: Path) -> Any:
+def instance_for(
+    fam: Family, where: str, table: Mapping[str, Any], base: Path, budget: Budget | None = None
+) -> Any:
     """The validated ``[instance]`` table at ``where`` as an instance of ``fam``: of one of its own
     kinds, or of a kind it adopts (:data:`ADOPTED_KINDS`); a :class:`ConfigError` otherwise."""
     kind = table.get("kind")
     if isinstance(kind, str) and kind in fam.instance_keys:
-        return fam.instance(where, table, base)
+        return fam.instance(where, table, base, budget)
     adopt = ADOPTED_KINDS.get((fam.name, kind)) if isinstance(kind, str) else None
     if adopt is None:
         own = ", ".join(fam.instance_keys)
@@ -99,7 +102,7 @@ def instance_for(fam: Family, where: str, table: Mapping[str, Any], base: Path) 
             f"an instance kind the '{fam.name}' family runs: one of {own}"
             + (f" (or {also})" if also else ""),
         )
-    return fam.instance(where, adopt(where, table), base)
+    return fam.instance(where, adopt(where, table), base, budget)
 
 
 def family(name: str) -> Family:

@@ -39,6 +39,7 @@ from numpy.typing import NDArray
 from accounting import validate as v
 from accounting.accountant import Accountant
 from learners import privacy
+from learners.budget import Budget, Cost, memory_error
 from learners.errors import ConfigError, ParameterError, ParameterTypeError
 from learners.schema import REQUIRED, Field, Section
 
@@ -176,13 +177,19 @@ class Family(ABC):
 
     # -- the instance ------------------------------------------------------------------------
 
-    def instance(self, where: str, table: Mapping[str, Any], base: Path) -> Any:
+    def instance(self, where: str, table: Mapping[str, Any], base: Path, budget: Budget | None = None) -> Any:
         """The validated ``[instance]`` table at ``where`` (its ``kind`` is one of ours): a frozen,
         hashable spec with ``kind``, ``shared``, ``draw(rng)``, ``build_shared()``, ``to_dict()`` and
-        ``describe()``. Relative paths are taken from ``base``."""
+        ``describe()``. Relative paths are taken from ``base``; an instance whose arrays are beyond
+        ``budget.memory`` (:meth:`instance_memory`) is refused before it is built."""
         kind = table["kind"]
         section = self.instance_sections[kind]
         spec = self.instance_spec(where, kind, section.parse(where, table, base), table)
+        budget = Budget() if budget is None else budget
+        size, key = self.instance_memory(spec)
+        if size > budget.memory:
+            value = table.get(key, section[key].default if key in section.names() else None)
+            raise memory_error(f"{where}.{key}", value, Cost(size, 0.0, ""), budget, f"the {kind} instance")
         if self.builds_on_load:
             try:
                 spec.build_shared()  # its own checks: a malformed file, a block beyond memory, ...
@@ -240,6 +247,18 @@ class Family(ABC):
         self, learner: Any, panel: PanelView, algorithm: int, epsilon_where: str
     ) -> None:
         """Refuse, before anything runs, a learner that cannot run on ``panel`` (a config error)."""
+
+    @abstractmethod
+    def cost(self, learner: Any, panel: PanelView, repetitions: int, checkpoints: int) -> Cost:
+        """The estimated peak memory and work of a unit of ``repetitions`` repetitions of
+        ``learner`` on ``panel`` (:mod:`learners.budget`), from the shapes the family's engine
+        allocates: computed before the instance is built (a real-data instance is built at load)."""
+
+    def instance_memory(self, spec: Any) -> tuple[int, str]:
+        """The bytes of the arrays the shared instance ``spec`` builds (checked against the budget
+        before it is built, :meth:`instance`) and the key of ``[instance]`` that sets them (0 where
+        the instance is small, or built per repetition and counted by :meth:`cost`)."""
+        return 0, "kind"
 
     # -- the run and its ledgers ---------------------------------------------------------------
 

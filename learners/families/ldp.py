@@ -21,8 +21,10 @@ from numpy.typing import NDArray
 
 from accounting.accountant import Accountant
 from learners import ldp, ldp_instances
+from learners.budget import Cost, nbytes
 from learners.errors import ConfigError, ParameterError, ParameterTypeError
 from learners.families.base import MEANS, Answer, Family, PanelView, keys_of, keywords_of
+from learners.ldp.engine import footprint as ldp_footprint
 from learners.schema import MAX_SEED, REQUIRED, Field, Section
 
 #: ``[instance] convexity`` of ``ldp-quadratic``.
@@ -615,7 +617,12 @@ class LDPFamily(Family):
             ]
             if required:
                 raise ParameterError(f"base_{required[0]}", None, f"a value: the '{chosen}' base needs it")
-            given["base"] = cls(**base_keys)
+            try:
+                given["base"] = cls(**base_keys)
+            except ParameterError as err:  # the base's own check (learners.ldp.bases), as params names it
+                raise ParameterError(f"base_{err.name}", err.value, err.valid) from None
+            except ParameterTypeError as err:
+                raise ParameterTypeError(f"base_{err.name}", err.value, err.valid) from None
         return ldp.make_learner(algorithm, epsilon if self.algorithms[name] else None, **given)
 
     def default_label(self, learner: Any) -> str:
@@ -665,6 +672,21 @@ class LDPFamily(Family):
             ldp.noise_of(learner, spec.build_shared(), panel.horizon)
         except (ParameterError, ParameterTypeError) as err:
             raise ConfigError(f"{where}.params.{err.name}", err.value, err.valid) from None
+
+    def cost(self, learner: Any, panel: PanelView, repetitions: int, checkpoints: int) -> Cost:
+        """:func:`learners.ldp.engine.footprint`: the contextual learners' blocks of rounds
+        (``T R K d²`` multiply-adds), the others' ``T R d``."""
+        spec = _ldp(panel)
+        K = spec.arms if spec.arms is not None else len(spec.means or ()) or 1
+        d, T = _ldp_dim(spec), panel.horizon
+        shapes, work = ldp_footprint(learner, repetitions, K, d, T, checkpoints)
+        contextual = learner.name in ("ldp-linucb", "ldp-glm")
+        formula = (
+            f"T x R x K x d² = {T} x {repetitions} x {K} x {d}²"
+            if contextual
+            else f"T x R x d = {T} x {repetitions} x {d}"
+        )
+        return Cost(nbytes(shapes), float(work), formula)
 
     def simulate(
         self,

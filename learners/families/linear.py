@@ -21,9 +21,11 @@ from numpy.typing import NDArray
 
 from accounting.accountant import Accountant
 from learners import linear
+from learners.budget import Cost, nbytes
 from learners.datasets import FEATURE_SETS, REWARDS, default_linear_instance, mslr_linear_instance
 from learners.errors import ConfigError, ParameterError, ParameterTypeError
 from learners.families.base import Answer, Family, PanelView, algorithms_of, keys_of, keywords_of
+from learners.linear.engine import footprint
 from learners.linear_instances import QueryInstance, SyntheticInstance, draw_synthetic
 from learners.schema import MAX_ARMS, MAX_SEED, Field, Section
 
@@ -380,8 +382,8 @@ PARAMS = Section(
             "number",
             "eigenvalues of λI + W̃ are clipped at `eig_floor` · λ",
             default=0.001,
-            valid_doc="(0, 1]",
-            bad=(0, 1.5),
+            valid_doc="(0, 1/2]",
+            bad=(0, 1),
         ),
     ),
     "`learners.linear.make_learner`, checked at every ε of every panel; an error names the key, e.g. "
@@ -477,6 +479,16 @@ class LinearFamily(Family):
                 f"a setting Theorem 5.3 certifies for {where} at M = {agents}, T = "
                 f"{panel.horizon} ({noise.conditions}); sigma_mode = 'code' runs the authors' uncertified σ0",
             )
+
+    def cost(self, learner: Any, panel: PanelView, repetitions: int, checkpoints: int) -> Cost:
+        """:func:`learners.linear.engine.footprint`: the silos' statistics and protocol P's tree
+        (``R M κ d(d+1)/2`` floats of registers), a chunk of arms, and ``T R M K d(d+1)/2``
+        multiply-adds of scores."""
+        spec = _linear(panel)
+        M, K, d, T = spec.agents, spec.arms, spec.dim, panel.horizon
+        shapes, work = footprint(learner, repetitions, M, d, K, T, checkpoints, shared=True)
+        formula = f"T x R x M x K x d(d+1)/2 = {T} x {repetitions} x {M} x {K} x {d * (d + 1) // 2}"
+        return Cost(nbytes(shapes), float(work), formula)
 
     def simulate(
         self,

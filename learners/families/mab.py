@@ -22,10 +22,13 @@ from accounting.accountant import Accountant
 from accounting.noise import Skellam
 from accounting.papers.distributed_dp_mab import protocol_parameters
 from learners import mab, privacy
+from learners.budget import Cost, nbytes
 from learners.datasets import default_real_instance, mslr_instance
 from learners.environments import BernoulliArms, BetaArms, MABInstance, gaussian_easy, gaussian_hard
 from learners.errors import ConfigError, ParameterError, ParameterTypeError
 from learners.families.base import MEANS, Family, PanelView, algorithms_of, keys_of, keywords_of
+from learners.mab.engine import PULL_OPERATIONS
+from learners.mab.engine import footprint as mab_footprint
 from learners.protocols import Protocol
 from learners.schema import MAX_ARMS, MAX_CURVE_POINTS, WHY_ARMS, Field, Section
 
@@ -352,6 +355,14 @@ class MABFamily(Family):
                 f"a Skellam protocol noise of variance at most {MAX_NOISE_VARIANCE:g} per aggregate (this "
                 f"one has {variance:.3g}: numpy's Poisson sampler takes rates below 9.2e18)",
             )
+
+    def cost(self, learner: Any, panel: PanelView, repetitions: int, checkpoints: int) -> Cost:
+        """:func:`learners.mab.engine.footprint`: per-arm statistics, and every user's value of a
+        batch with ``noise = "shares"``; ``T R`` simulated pulls."""
+        K, T = panel.instance.arms, panel.horizon
+        shapes, work = mab_footprint(learner, repetitions, K, T, checkpoints)
+        formula = f"T x R pulls of {PULL_OPERATIONS} operations = {T} x {repetitions} x {PULL_OPERATIONS}"
+        return Cost(nbytes(shapes), float(work), formula)
 
     def simulate(
         self,

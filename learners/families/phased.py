@@ -18,8 +18,12 @@ from numpy.typing import NDArray
 
 from accounting.accountant import Accountant
 from learners import phased
+from learners.budget import Cost, nbytes
+from learners.design import MAX_ITERATIONS
 from learners.errors import ConfigError
 from learners.families.base import Answer, Family, PanelView, algorithms_of, keys_of, keywords_of
+from learners.phased.engine import footprint as phased_footprint
+from learners.phased.instances import instance_shapes
 from learners.phased_instances import PhasedInstance, draw_instance
 from learners.schema import MAX_ARMS, MAX_SEED, WHY_ARMS, Field, Section
 
@@ -276,6 +280,19 @@ class PhasedFamily(Family):
                 f"at least the {needed} clients algorithms[{algorithm}] samples up to T = {panel.horizon} "
                 "(each client reports once)",
             )
+
+    def instance_memory(self, spec: Any) -> tuple[int, str]:
+        """The actions the instance draws (:func:`learners.phased.instances.instance_shapes`)."""
+        return nbytes(instance_shapes(spec.arms, spec.dim)), "arms"
+
+    def cost(self, learner: Any, panel: PanelView, repetitions: int, checkpoints: int) -> Cost:
+        """:func:`learners.phased.engine.footprint`: the designs' ``(R, k, d)`` arrays and a phase's
+        reports; at most ``MAX_ITERATIONS`` Frank–Wolfe steps of ``2 R k d²`` per phase."""
+        spec = _phased(panel)
+        k, d, T = spec.arms, spec.dim, panel.horizon
+        shapes, work = phased_footprint(learner, repetitions, k, d, T, checkpoints)
+        formula = f"phases x {MAX_ITERATIONS} design steps x 2 R k d² (R = {repetitions}, k = {k}, d = {d})"
+        return Cost(nbytes(shapes), float(work), formula)
 
     def simulate(
         self,

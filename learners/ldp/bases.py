@@ -139,6 +139,22 @@ class _FKMState:
         self.y = project_ball(self.y - eta * g, 1.0 - self.rho)
 
 
+def _check_keywords(base: object) -> None:
+    """The keywords of a base learner, checked where it is built (each names itself): ``rho`` a
+    smoothing radius in ``(0, 1)`` (the perturbed point stays in the unit ball), ``arms`` an
+    integer ``>= 2``, every other given number finite and ``> 0`` (a step, a curvature, a scale)."""
+    for name in base.__dataclass_fields__:  # type: ignore[attr-defined]
+        value = getattr(base, name)
+        if value is None:
+            continue
+        if name == "arms":
+            v.integer("arms", value, minimum=2)
+        elif name == "rho":
+            v.interval("rho", value, 0.0, 1.0, high_open=True)
+        else:
+            v.positive(name, value)
+
+
 @dataclass(frozen=True)
 class FKM:
     """Flaxman–Kalai–McMahan one-point gradient descent (convex, Lipschitz) on the unit ball.
@@ -151,6 +167,9 @@ class FKM:
     rho: float | None = None
     eta: float | None = None
     rho0: float = 1.0
+
+    def __post_init__(self) -> None:
+        _check_keywords(self)
 
     @property
     def name(self) -> str:
@@ -177,6 +196,9 @@ class ADXOnePoint:
     mu: float
     rho: float | None = None
     rho0: float = 1.0
+
+    def __post_init__(self) -> None:
+        _check_keywords(self)
 
     @property
     def name(self) -> str:
@@ -277,6 +299,9 @@ class SahaTewari:
     smoothness: float
     eta: float | None = None
 
+    def __post_init__(self) -> None:
+        _check_keywords(self)
+
     @property
     def name(self) -> str:
         return "saha-tewari"
@@ -305,6 +330,9 @@ class HazanLevy:
     mu: float
     smoothness: float
     eta: float | None = None
+
+    def __post_init__(self) -> None:
+        _check_keywords(self)
 
     @property
     def name(self) -> str:
@@ -352,6 +380,9 @@ class UCB:
     sub-Gaussian scale ``sqrt(B² + sd²)``, radius ``s sqrt(4 ln T / n)`` (unpulled arms first)."""
 
     arms: int
+
+    def __post_init__(self) -> None:
+        _check_keywords(self)
 
     @property
     def name(self) -> str:

@@ -83,13 +83,44 @@ from learners.ldp.spec import MAX_HORIZON, Learner
 from learners.runs import checkpoint_rounds, read_only, report_delta
 from learners.symmetric import mirror
 
-__all__ = ["CHUNK", "ContextualRecord", "RunResult", "run"]
+__all__ = ["CHUNK", "ContextualRecord", "RunResult", "footprint", "run"]
 
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
 
 #: Rounds of contexts and noise drawn at once by the contextual learners.
 CHUNK = 1024
+
+
+def _contextual_shapes(n: int, R: int, K: int, d: int) -> dict[str, tuple[int, ...]]:
+    """The float64 arrays :func:`_run_contextual` holds for a block of ``n`` rounds of ``R``
+    repetitions with ``K`` contexts in ``R^d``: the contexts and ``xᵀθ*``, the users' matrix noise
+    (packed, then mirrored) and vector noise, and per round the products with ``Ṽ⁻¹``."""
+    D = d * (d + 1) // 2
+    return {
+        "contexts": (n, R, K, d),
+        "linear": (n, R, K),
+        "matrix_noise": (2, n, R, D),
+        "matrix_noise_full": (n, R, d, d),
+        "vector_noise": (3, n, R, d),
+        "round": (2, R, K, d),
+        "statistics": (3, R, d, d),
+    }
+
+
+def footprint(
+    learner: Learner, R: int, K: int, d: int, T: int, checkpoints: int
+) -> tuple[dict[str, tuple[int, ...]], int]:
+    """The float64 arrays a :func:`run` of ``R`` repetitions holds at its peak, by name and shape,
+    and its work (multiply-adds): the contextual learners' blocks of :data:`CHUNK` rounds
+    (:func:`_contextual_shapes`; ``T R K d²`` for the scores ``xᵀṼ⁻¹x``), the others' points
+    and losses, ``T R d``."""
+    out: dict[str, tuple[int, ...]] = {"curves": (2, R, min(checkpoints, T))}
+    if learner.name in ("ldp-linucb", "ldp-glm"):
+        out.update(_contextual_shapes(min(CHUNK, T), R, K, d))
+        return out, T * R * K * d * d
+    out["points"] = (8, R, max(K, 2), d)
+    return out, T * R * max(K, 2) * d
 
 
 @dataclass(frozen=True, eq=False)
@@ -328,7 +359,7 @@ def _run_contextual(
     beta_prev = radius(1)
     for start in range(0, T, CHUNK):
         n = min(CHUNK, T - start)
-        ctx = instance.contexts(env, n, R)  # (n, R, K, d)
+        ctx = instance.contexts(env, *_contextual_shapes(n, R, instance.arms, d)["contexts"][:2])
         lin_all = ctx @ instance.theta  # (n, R, K): xᵀθ*
         best = instance.mean(lin_all.max(axis=2))  # (n, R): g increasing
         N_cum = np.cumsum(packed_noise(noise_rng, (n, R), d, matrix.draw_sd), axis=0) + N_packed

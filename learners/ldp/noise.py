@@ -85,6 +85,12 @@ class Message:
         return AdditiveNoise(noise, self.sensitivity)
 
 
+def rr_flip(epsilon: float) -> float:
+    """The probability ``q = 1/(1 + e^ε)`` that randomized response flips a bit (Warner 1965);
+    beyond ``ε = 709``, where ``e^ε`` overflows a float, ``e^-ε`` (the same to within rounding)."""
+    return 1.0 / (1.0 + math.exp(epsilon)) if epsilon < 709 else math.exp(-epsilon)
+
+
 def rr_outputs(low: float, high: float, epsilon: float) -> tuple[float, float]:
     """The two values the server decodes a randomized-response bit to (:func:`privatize_loss`).
 
@@ -95,7 +101,7 @@ def rr_outputs(low: float, high: float, epsilon: float) -> tuple[float, float]:
     tanh(ε/2)``. Returns ``(value at b = 0, value at b = 1)``.
     """
     gap = math.tanh(epsilon / 2)
-    q = 1.0 / (1.0 + math.exp(epsilon))
+    q = rr_flip(epsilon)
     width = (high - low) / gap
     return low - width * q, low + width * (1.0 - q)
 

@@ -14,14 +14,12 @@ because the paper's Algorithms 3 and 5 specify it.
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 from numpy.typing import NDArray
 
 from learners.errors import ParameterError
 from learners.ldp.instances import apply_link
-from learners.ldp.noise import Message, Noise, rr_outputs
+from learners.ldp.noise import Message, Noise, rr_flip, rr_outputs
 from learners.symmetric import mirror
 
 __all__ = [
@@ -73,7 +71,7 @@ def privatize_loss(values: FloatArray, bound: float, noise: Noise, rng: np.rando
     if noise.kind == "randomized-response":
         eps = noise.messages[0].epsilon
         bit = rng.random(values.shape) < (clipped - low) / (high - low)
-        flip = rng.random(values.shape) < 1.0 / (1.0 + math.exp(eps))
+        flip = rng.random(values.shape) < rr_flip(eps)
         v0, v1 = rr_outputs(low, high, eps)
         return np.where(bit != flip, v1, v0).astype(np.float64)
     if noise.kind == "none":

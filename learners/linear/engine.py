@@ -64,10 +64,10 @@ from learners.linear.noise import Noise, noise_of
 from learners.linear.privacy import Privacy, privacy_of
 from learners.linear.radius import radius, regularizer_of
 from learners.linear.spec import FLOAT_BITS, Learner
-from learners.linear.state import State, SyncRecord
+from learners.linear.state import State, SyncRecord, state_shapes
 from learners.runs import checkpoint_rounds, read_only, report_delta
 
-__all__ = ["QUADRATIC_BUDGET", "RunResult", "run"]
+__all__ = ["QUADRATIC_BUDGET", "RunResult", "footprint", "run"]
 
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
@@ -221,11 +221,56 @@ def _chunk(
         xi = np.stack([tape.block(c, inst0.agents) for tape in tapes], axis=2) * inst0.noise_sd
     X = slots.get(c, "X", feats.swapaxes(-1, -2).shape)
     np.copyto(X, feats.swapaxes(-1, -2))
-    d, k = X.shape[-2:]
-    shape = (*X.shape[:-2], d * (d + 1) // 2, k)
-    if math.prod(shape) * 8 > QUADRATIC_BUDGET:
+    shape = _quadratic_shape(X.shape)
+    if not _quadratic_fits(shape):
         return X, None, means, xi
     return X, _quadratic_features(X, slots.get(c, "XX", shape)), means, xi
+
+
+def _quadratic_shape(arms: tuple[int, ...]) -> tuple[int, ...]:
+    """The shape of :func:`_quadratic_features` of arms of shape ``(..., d, K)``."""
+    d, k = arms[-2:]
+    return (*arms[:-2], d * (d + 1) // 2, k)
+
+
+def _quadratic_fits(shape: tuple[int, ...]) -> bool:
+    """Whether a chunk's quadratic features of this shape are precomputed (under :data:`QUADRATIC_BUDGET`)."""
+    return math.prod(shape) * 8 <= QUADRATIC_BUDGET
+
+
+def footprint(
+    learner: Learner, R: int, M: int, d: int, K: int, T: int, checkpoints: int, *, shared: bool
+) -> tuple[dict[str, tuple[int, ...]], int]:
+    """The float64 arrays a :func:`run` of ``R`` repetitions holds at its peak, by name and shape,
+    and its work: the score products of every round, ``T R M K d(d+1)/2`` multiply-adds.
+
+    The arrays are :func:`learners.linear.state.state_shapes` (the statistics and protocol P's
+    tree), the two slots of arms a chunk of :data:`CHUNK` rounds is played and drawn in
+    (:func:`_chunk`: the instance's block, its transposed copy, its quadratic features or the
+    round's buffer), the rewards' noise and the regret curves.
+    """
+    kappa = (T // (learner.batch or 1)).bit_length()
+    vector = learner.private and learner.algorithm.release == "vector-sum"
+    out = {f"state.{k}": v for k, v in state_shapes(learner, kappa, R, M, d, vector=vector).items()}
+    n = 1 if shared else R
+    arms = (n, CHUNK, M, d, K)
+    quadratic = _quadratic_shape(arms)
+    out.update(
+        {
+            "block.features": (CHUNK, M, K, d),
+            "block.u": (CHUNK, M, K, d - 1),
+            "X": arms,
+            "X.next": arms,
+            "means": (n, CHUNK, M, K),
+            "xi": (CHUNK, M, R, 2),
+            "curves": (2, R, min(checkpoints, T)),
+        }
+    )
+    if _quadratic_fits(quadratic):
+        out.update({"XX": quadratic, "XX.next": quadratic})
+    else:
+        out["buffer"] = (n, M, d * (d + 1) // 2, K)
+    return out, T * R * M * K * (d * (d + 1) // 2)
 
 
 def _quadratic_features(X: FloatArray, out: FloatArray) -> FloatArray:

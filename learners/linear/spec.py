@@ -78,6 +78,8 @@ SIGMA_MODES = ("exact", "paper", "code")
 SENSITIVITIES = ("replace-one", "add-remove", "batch")
 #: The confidence radius: the authors' code, or Lemma C.4.
 RADII = ("code", "theory")
+#: The largest ``eig_floor``: 1/2 (Zhou & Chowdhury 2024, proof of Lemma C.4; :class:`Learner`).
+MAX_EIG_FLOOR = 0.5
 
 
 @dataclass(frozen=True)
@@ -113,7 +115,7 @@ class Learner:
     threshold : float or None
         ``D`` of Dubey & Pentland's rule (``None``: ``T log(MT)/(dM)``; only for that algorithm).
     eig_floor : float
-        Eigenvalues of ``λI + W̃_syn`` are clipped at ``eig_floor · λ`` (in ``(0, 1]``).
+        Eigenvalues of ``λI + W̃_syn`` are clipped at ``eig_floor · λ`` (in ``(0, 1/2]``).
     """
 
     name: str
@@ -187,8 +189,14 @@ class Learner:
                     "threshold", self.threshold, f"None ('{self.name}' has a fixed schedule)"
                 )
             object.__setattr__(self, "threshold", v.positive("threshold", self.threshold))
+        # Zhou & Chowdhury (2024), proof of Lemma C.4: with λ = 2Σ_N every eigenvalue of λI + W̃ is
+        # at least λ/2 on the event the regret bound holds, so a floor up to λ/2 acts only outside
+        # it (the safeguard); a higher one would change V where the analysis holds
+        why = "a fraction of λ: Lemma C.4 keeps the eigenvalues of λI + W̃ above λ/2"
         object.__setattr__(
-            self, "eig_floor", v.interval("eig_floor", self.eig_floor, 0.0, 1.0, why="a fraction of λ")
+            self,
+            "eig_floor",
+            v.interval("eig_floor", self.eig_floor, 0.0, MAX_EIG_FLOOR, high_open=False, why=why),
         )
 
     @property

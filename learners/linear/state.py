@@ -32,7 +32,7 @@ from learners.linear.spec import Learner
 from learners.protocols import shuffle_sum
 from learners.symmetric import mirror
 
-__all__ = ["State", "SyncRecord"]
+__all__ = ["State", "SyncRecord", "state_shapes"]
 
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
@@ -63,6 +63,60 @@ class SyncRecord:
     nodes: IntArray  # (n,): popcount(k), nodes summed in the prefix
 
 
+def _is_low_rank(learner: Learner, d: int) -> bool:
+    """Whether Algorithm 1 keeps each silo's ``V^{-1}`` as rank-one terms on the synced ``P0``
+    (:func:`_low_rank`, on a fixed schedule only)."""
+    return not learner.lazy and learner.algorithm.schedule == "fixed" and _low_rank(d, learner)
+
+
+def state_shapes(
+    learner: Learner, kappa: int, R: int, M: int, d: int, *, vector: bool
+) -> dict[str, tuple[int, ...]]:
+    """The shapes of the float64 arrays :class:`State` allocates for ``R`` repetitions of ``M``
+    silos in ``R^d`` with a tree of ``kappa`` levels (``vector``: the P_T^Vec variants): what
+    :class:`State` allocates, and what :func:`learners.linear.engine.footprint` counts before a
+    run. The ``Sherman-Morrison`` buffer ``outer`` is ``P``'s shape where each silo keeps its own."""
+    D = d * (d + 1) // 2
+    low_rank = _is_low_rank(learner, d)
+    shared = learner.lazy or low_rank
+    out: dict[str, tuple[int, ...]] = {
+        "W": (D, M, R),
+        "U": (d, M, R),
+        "exact_b": (R, d),
+        "exact_c": (R, D),
+        "logdet": (M, R),
+        "P": (d, d, 1 if shared else M, R),
+        "b": (d, 1, R),
+        "theta": (d, 1, R),
+        "coef": (D, 1 if shared else M, R),
+    }
+    if not shared:
+        out["outer"] = out["P"]
+    if low_rank:
+        out["P0"] = (R, d, d)
+        out["us"] = (M, learner.batch or 1, R, d)
+    if vector:
+        batch = learner.batch or 1
+        out.update(
+            points_b=(R, batch, M, d),
+            points_c=(R, batch, M, D),
+            acc_b=(R, kappa, d),
+            acc_c=(R, kappa, D),
+            server_b=(R, kappa, d),
+            server_c=(R, kappa, D),
+        )
+    elif learner.private:
+        out.update(
+            alpha_b=(R, M, kappa, d),
+            alpha_c=(R, M, kappa, D),
+            server_b=(R, kappa, d),
+            server_c=(R, kappa, D),
+            raw_b=(R, kappa, d),
+            raw_c=(R, kappa, D),
+        )
+    return out
+
+
 class State:
     """All repetitions' statistics, the tree registers, and the ledgers.
 
@@ -88,53 +142,51 @@ class State:
         self.keys = keys
         # the packed upper triangle of x xᵀ (np.triu_indices order): W's entries, P's as coefficients
         self.triu = np.triu_indices(d)
-        D = self.triu[0].size
         self.flat = self.triu[0] * d + self.triu[1]
         self.twice = np.where(self.triu[0] == self.triu[1], 1.0, 2.0)[:, None, None]
-        self.W = np.zeros((D, M, R))  # packed: each entry x_i x_j is the same float as in x xᵀ
-        self.U = np.zeros((d, M, R))
-        self.exact_b = np.zeros((R, d))
-        self.exact_c = np.zeros((R, D))  # the covariance statistics are packed throughout
-        k = noise.kappa
+        sizes = state_shapes(learner, noise.kappa, R, M, d, vector=noise.vector is not None)
+        self.W = np.zeros(sizes["W"])  # packed: each entry x_i x_j is the same float as in x xᵀ
+        self.U = np.zeros(sizes["U"])
+        self.exact_b = np.zeros(sizes["exact_b"])
+        self.exact_c = np.zeros(sizes["exact_c"])  # the covariance statistics are packed throughout
         self.vector = noise.vector
         if self.vector is not None:
             # P_T^Vec: the current batch's data points, and per level the analyzer's estimates of
             # the batches since that level's window opened (vector_step)
-            batch = learner.batch or 1
-            self.points_b = np.zeros((R, batch, M, d))
-            self.points_c = np.zeros((R, batch, M, D))
-            self.acc_b = np.zeros((R, k, d))
-            self.acc_c = np.zeros((R, k, D))
-            self.server_b = np.zeros((R, k, d))
-            self.server_c = np.zeros((R, k, D))
+            self.points_b = np.zeros(sizes["points_b"])
+            self.points_c = np.zeros(sizes["points_c"])
+            self.acc_b = np.zeros(sizes["acc_b"])
+            self.acc_c = np.zeros(sizes["acc_c"])
+            self.server_b = np.zeros(sizes["server_b"])
+            self.server_c = np.zeros(sizes["server_c"])
         elif learner.private:
             # Protocol P's node noise (Zhou & Chowdhury 2024, Algorithm 2): one law, whose
             # σ0 both scales every node's draws (tree_step) and builds every node's ledger events
             # (account), so the ledger holds what was added, not a stand-in computed beside it
             self.node_noise = Gaussian(noise.sigma0)
-            self.alpha_b = np.zeros((R, M, k, d))
-            self.alpha_c = np.zeros((R, M, k, D))
-            self.server_b = np.zeros((R, k, d))
-            self.server_c = np.zeros((R, k, D))
-            self.raw_b = np.zeros((R, k, d))
-            self.raw_c = np.zeros((R, k, D))
+            self.alpha_b = np.zeros(sizes["alpha_b"])
+            self.alpha_c = np.zeros(sizes["alpha_c"])
+            self.server_b = np.zeros(sizes["server_b"])
+            self.server_c = np.zeros(sizes["server_c"])
+            self.raw_b = np.zeros(sizes["raw_b"])
+            self.raw_c = np.zeros(sizes["raw_c"])
         self.step = np.zeros(R, dtype=np.int64)
         self.t_last = np.zeros(R, dtype=np.int64)
         self.clipped = np.zeros(R, dtype=np.int64)
-        self.logdet = np.zeros((M, R))
+        self.logdet = np.zeros(sizes["logdet"])
         # V^{-1}: shared by a repetition's silos (lazy); per silo (Algorithm 1), updated by
         # Sherman-Morrison; or (low_rank, Algorithm 1 on a fixed schedule where d is large) the
         # synced P0 shared by the silos minus each silo's rank-one terms u uᵀ since the sync
-        self.low_rank = not learner.lazy and learner.algorithm.schedule == "fixed" and _low_rank(d, learner)
+        self.low_rank = _is_low_rank(learner, d)
         shared = learner.lazy or self.low_rank
-        self.P = np.broadcast_to((np.eye(d) / lam)[:, :, None, None], (d, d, 1 if shared else M, R)).copy()
+        self.P = np.broadcast_to((np.eye(d) / lam)[:, :, None, None], sizes["P"]).copy()
         self.outer = None if shared else np.empty_like(self.P)  # the Sherman-Morrison term's buffer
         if self.low_rank:
-            self.P0 = np.broadcast_to(np.eye(d) / lam, (R, d, d)).copy()
-            self.us = np.zeros((M, learner.batch or 1, R, d))  # the silos' u of the rounds since the sync
+            self.P0 = np.broadcast_to(np.eye(d) / lam, sizes["P0"]).copy()
+            self.us = np.zeros(sizes["us"])  # the silos' u of the rounds since the sync
             self.terms = 0
-        self.b = np.zeros((d, 1, R))
-        self.theta = np.zeros((d, 1, R))
+        self.b = np.zeros(sizes["b"])
+        self.theta = np.zeros(sizes["theta"])
         self.coef = self.packed(self.P)  # the quadratic-form coefficients of the shared P, per sync
         self.batch_ledgers: list[Accountant] = []
 

@@ -64,7 +64,7 @@ from learners.mab.spec import Learner, real_in
 from learners.protocols import BIG_MODULUS, analyze, encode
 from learners.runs import checkpoint_rounds, read_only
 
-__all__ = ["CHUNK", "RunResult", "run"]
+__all__ = ["CHUNK", "PULL_OPERATIONS", "RunResult", "footprint", "run"]
 
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
@@ -329,6 +329,40 @@ def _check_run(
     C = v.integer("checkpoints", checkpoints, minimum=1)
     rounds = checkpoint_rounds(T, C)
     return insts, T, list(tapes), rounds
+
+
+#: The operations a simulated pull counts for in a work estimate (:mod:`learners.budget`): pulls
+#: run at about 3e7 a second a core (:data:`learners.schema.MAX_HORIZON`), multiply-adds at ~1e9.
+PULL_OPERATIONS = 32
+
+#: The arrays of the values' shape a ``noise = "shares"`` release holds at once: the batch's
+#: values, their encoding, ring residues, the shares' noise, their sum and the shuffled or masked
+#: copy (:meth:`learners.protocols.template.Protocol.release`).
+_SHARE_COPIES = 6
+
+
+def footprint(
+    learner: Learner, R: int, K: int, T: int, checkpoints: int
+) -> tuple[dict[str, tuple[int, ...]], int]:
+    """The arrays (8-byte items) a :func:`run` of ``R`` repetitions of ``K`` arms holds at its peak,
+    by name and shape, and its work: ``T R`` pulls of :data:`PULL_OPERATIONS` operations.
+
+    The state's per-arm statistics and curves (:class:`_State`), a segment's buffers of
+    :data:`CHUNK` rounds (:func:`_segment`), a release's per-arm sums (:func:`_release`) and, with
+    ``noise = "shares"``, every user's value of the largest complete batch of all repetitions (the
+    batch ``l(b)`` of ``K`` arms that fits in ``T``, :func:`_batch`), in :data:`_SHARE_COPIES`.
+    """
+    out: dict[str, tuple[int, ...]] = {
+        "state.per_arm": (5, R, K),  # gaps, estimates, z_sum, pulls_sum, active (a byte each, counted 8)
+        "state.curves": (2, R, min(checkpoints, T)),
+        "segment": (2, min(CHUNK, T)),
+        "release.per_arm": (3, R, K),
+    }
+    if learner.noise == "shares":
+        sizes = [learner.eta**b for b in range(1, T.bit_length()) if 2 * learner.eta**b <= T]
+        users = max((min(K, T // n) * n for n in sizes), default=0)
+        out["release.shares"] = (_SHARE_COPIES, R, users)
+    return out, T * R * PULL_OPERATIONS
 
 
 def run(

@@ -39,7 +39,14 @@ from accounting.accountant import Accountant, Event
 from accounting.mechanisms import AdditiveNoise, ApproxDP
 from accounting.neighbouring import Neighbouring
 from accounting.noise import Gaussian
-from learners.design import DesignWarning, g_optimal_design, pull_counts, support_bound
+from learners.design import (
+    MAX_ITERATIONS,
+    DesignWarning,
+    design_shapes,
+    g_optimal_design,
+    pull_counts,
+    support_bound,
+)
 from learners.errors import ParameterError, ParameterTypeError
 from learners.phased.instances import PhasedInstance
 from learners.phased.noise import (
@@ -57,13 +64,14 @@ from learners.phased.spec import (
     MAX_HORIZON,
     Learner,
     clients_needed,
+    completable_phases,
     fixed_clients,
     phase_clients,
 )
 from learners.protocols import shuffle_sum
 from learners.runs import checkpoint_rounds, read_only, report_delta
 
-__all__ = ["run"]
+__all__ = ["footprint", "run"]
 
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
@@ -73,6 +81,37 @@ BoolArray = NDArray[np.bool_]
 # ---------------------------------------------------------------------------------------
 # The engine
 # ---------------------------------------------------------------------------------------
+
+
+def footprint(
+    learner: Learner, R: int, k: int, d: int, T: int, checkpoints: int
+) -> tuple[dict[str, tuple[int, ...]], int]:
+    """The float64 arrays a :func:`run` of ``R`` repetitions on ``k`` actions in ``R^d`` holds at
+    its peak, by name and shape, and its work (multiply-adds): at most
+    :data:`~learners.design.MAX_ITERATIONS` Frank–Wolfe steps of ``2 R k d²`` in each of the
+    ``L`` phases, and the clients' reports.
+
+    The per-repetition means, gaps and active sets (:class:`_Run`), the design's arrays
+    (:func:`learners.design.design_shapes`) and the actions it and the regret gather, and the
+    largest phase's reports: DP-DPE's clients ``ξ``, ``z`` and ``Y`` of ``(R, |U_l|, s)``, the
+    support ``s`` at most ``max(S, d(d+1)/2 + 1)`` actions (:meth:`_Run.distributed_phase`), or
+    DP-PE's rewards of every pull of a phase (:meth:`_Run.single_phase`).
+    """
+    L = max(1, completable_phases(T))
+    width = min(k, max(support_bound(d), d * (d + 1) // 2 + 1))
+    out = {f"design.{name}": shape for name, shape in design_shapes(R, k, d).items()}
+    out.update({"state": (3, R, k), "actions": (R, k, d), "curves": (2, R, min(checkpoints, T))})
+    if learner.single:
+        out["phase.rewards"] = (2, R, T)
+        reports = R * T * d
+    else:
+        if learner.algorithm.fixed_clients:
+            n = learner.clients if learner.clients is not None else fixed_clients(learner.alpha, T)
+        else:
+            n = max(phase_clients(learner.alpha, j) for j in range(1, L + 1))
+        out.update({"phase.xi": (R, n, d), "phase.reports": (2, R, n, width)})
+        reports = L * R * n * width * d
+    return out, L * MAX_ITERATIONS * 2 * R * k * d * d + reports
 
 
 def _check_run(

@@ -41,6 +41,7 @@ __all__ = [
     "PAPER_POPULATION",
     "PhasedInstance",
     "draw_instance",
+    "instance_shapes",
 ]
 
 FloatArray = NDArray[np.float64]
@@ -174,6 +175,13 @@ def _sphere(rng: np.random.Generator, shape: tuple[int, ...]) -> FloatArray:
     return np.asarray(z / norms, dtype=np.float64)
 
 
+def instance_shapes(k: int, d: int) -> dict[str, tuple[int, ...]]:
+    """The float64 arrays :func:`draw_instance` holds while it draws ``k`` actions in ``R^d``: the
+    actions (their shape), the normals they are drawn from and their norms' quotient, and the
+    instance's means and gaps."""
+    return {"actions": (k, d), "normals": (k, d), "quotient": (k, d), "means": (2, k)}
+
+
 def draw_instance(
     rng: np.random.Generator,
     *,
@@ -214,7 +222,7 @@ def draw_instance(
     if actions is None:
         k = v.integer("arms", arms, minimum=2, maximum=10**7, why="the learners keep (R, k, d) arrays")
         d = v.integer("dim", dim, minimum=1, maximum=10**4, why="the design inverts d x d matrices")
-        x = _sphere(rng, (k, d))
+        x = _sphere(rng, instance_shapes(k, d)["actions"])
     else:
         x = _matrix("actions", actions, 2)
         d = int(x.shape[1])

@@ -55,6 +55,7 @@ __all__ = [
     "Algorithm",
     "Learner",
     "clients_needed",
+    "completable_phases",
     "fixed_clients",
     "make_learner",
     "phase_clients",
@@ -253,7 +254,7 @@ def phase_clients(alpha: float, phase: int) -> int:
     return clients
 
 
-def _completable(horizon: int) -> int:
+def completable_phases(horizon: int) -> int:
     """Phases of DP-DPE that can finish within ``T``: ``T_l >= h_l = 2^l``, so at most the ``L`` with
     ``Σ_{l<=L} 2^l = 2^{L+1} - 2 <= T``."""
     return max(0, (horizon + 2).bit_length() - 2)
@@ -272,7 +273,7 @@ def fixed_clients(alpha: float, horizon: int) -> int:
     ``dpdpe-figure2c``: ``U = 84``).
     """
     T = v.integer("horizon", horizon, minimum=1)
-    L = _completable(T)
+    L = completable_phases(T)
     if L == 0:
         return 1
     return max(1, round(sum(phase_clients(alpha, j) for j in range(1, L + 1)) / L))
@@ -290,7 +291,7 @@ def clients_needed(learner: Learner, horizon: int) -> int:
     T = v.integer("horizon", horizon, minimum=1)
     if learner.single:
         return T
-    L = _completable(T)
+    L = completable_phases(T)
     if learner.algorithm.fixed_clients:
         return L * (learner.clients if learner.clients is not None else fixed_clients(learner.alpha, T))
     return sum(phase_clients(learner.alpha, j) for j in range(1, L + 1))

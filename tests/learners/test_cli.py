@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -293,15 +295,15 @@ def test_unreadable_config_and_read_only_folders_exit_2(
     config_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Permission errors (simulated: the tests may run as root, who reads everything)."""
-    real_read = Path.read_text
+    real_open = os.open
 
-    def refuse_config(self: Path, *args: object, **kwargs: object) -> str:
-        if self == config_file:
-            raise PermissionError(13, "Permission denied", str(self))
-        return real_read(self, *args, **kwargs)  # type: ignore[arg-type]
+    def refuse_config(path: Any, *args: Any, **kwargs: Any) -> int:
+        if Path(path) == config_file:
+            raise PermissionError(13, "Permission denied", str(path))
+        return real_open(path, *args, **kwargs)
 
     with monkeypatch.context() as m:
-        m.setattr(Path, "read_text", refuse_config)
+        m.setattr(os, "open", refuse_config)
         _fails_in_one_line(
             ["run", str(config_file), "--out", str(tmp_path / "r")], capsys, "Permission denied"
         )

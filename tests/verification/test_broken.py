@@ -22,10 +22,13 @@ import pytest
 from accounting import AdditiveNoise, DiscreteGaussian, DistributedSum, Gaussian, ParameterError, Skellam
 from accounting.errors import ParameterTypeError
 from learners.ldp import classic_sigma, code_sigma, gaussian_multiplier
-from verification.audit import AdditivePair, AuditResult, audit
+from verification import broken
+from verification.audit import AdditivePair, AuditResult, additive_pair, audit
+from verification.audit.auditor import planned_draws
 from verification.broken import (
     BROKEN,
     CORRECT,
+    FEDERATED_NAMES,
     ArmSumsPair,
     BrokenMechanism,
     CatalogueRow,
@@ -33,6 +36,7 @@ from verification.broken import (
     LaplaceReachability,
     PolyaSharesPair,
     SkellamSharesPair,
+    federated_catalogue,
     run_catalogue,
 )
 
@@ -354,6 +358,45 @@ def test_run_catalogue_validates_names(names: Any, error: type[Exception]) -> No
     with pytest.raises(error) as info:
         run_catalogue(samples=200, names=names)
     assert getattr(info.value, "name", None) == "names"
+
+
+def test_the_draws_budget_refuses_before_any_draw() -> None:
+    """A catalogue over its budget is refused up front, with the estimate, and the estimate is
+    what the audits then draw (counted at the samplers)."""
+    drawn: list[int] = []
+
+    def counting(sample_pair: Any) -> Any:
+        def pair(rng: np.random.Generator, size: int) -> Any:
+            drawn.append(2 * size)
+            return sample_pair(rng, size)
+
+        return pair
+
+    def fake(sample_pair: Any, **kwargs: Any) -> AuditResult:
+        return audit(counting(sample_pair), **kwargs)
+
+    names = ["discrete-laplace", "float-laplace"]
+    expected = 2 * planned_draws(1_000, 500)
+    with pytest.raises(ParameterError, match=f"draws {expected:,}:") as info:
+        run_catalogue(samples=1_000, names=names, audit_fn=fake, pilot=500, max_draws=expected - 1)
+    assert info.value.name == "samples"
+    assert drawn == []
+    run_catalogue(samples=1_000, names=names, audit_fn=fake, pilot=500, max_draws=expected, chunk=400)
+    assert sum(drawn) == expected
+    with pytest.raises(ParameterError, match="max_draws"):
+        audit(additive_pair(DiscreteGaussian(3.0)), samples=10**12, max_draws=10**8)
+
+
+def test_a_federated_name_is_checked_without_building_the_entries(monkeypatch: pytest.MonkeyPatch) -> None:
+    built = federated_catalogue()
+    assert tuple(m.name for m in (*built[0], *built[1])) == FEDERATED_NAMES
+
+    def unbuilt() -> Any:
+        raise AssertionError("the federated entries were built to check a name")
+
+    monkeypatch.setattr(broken, "federated_catalogue", unbuilt)
+    with pytest.raises(ParameterError, match="dubey-pentland-action"):
+        run_catalogue(samples=200, names=["nope"], federated=True)
 
 
 def test_named_entries_keep_their_seeds_of_the_whole_run() -> None:

@@ -39,7 +39,35 @@ from verification.errors import ParameterError, ParameterTypeError, Verification
 if TYPE_CHECKING:
     from distributed import Client
 
-__all__ = ["audit"]
+__all__ = ["audit", "planned_draws", "within_draws"]
+
+#: The default pilot of :func:`audit` (samples per side).
+PILOT = 65_536
+
+
+def planned_draws(samples: int, pilot: int = PILOT) -> int:
+    """The outputs an audit of ``samples`` per side draws in all: both sides, the pilot included."""
+    return 2 * (samples + pilot)
+
+
+def within_draws(
+    draws: int, max_draws: int | None, what: str, name: str = "samples", value: object = None
+) -> None:
+    """Refuse, before any draw, work of ``draws`` outputs over the budget ``max_draws`` (``None``:
+    no budget); ``what`` says how ``draws`` was counted, the error names ``name``.
+
+    Raises
+    ------
+    ParameterError
+        With the estimate, the budget and how to raise it.
+    """
+    if max_draws is not None and draws > max_draws:
+        raise ParameterError(
+            name,
+            value,
+            f"at most max_draws = {max_draws:,} outputs drawn in all (this audit draws {draws:,}: "
+            f"{what}): fewer samples, or raise max_draws (--max-draws)",
+        )
 
 
 def audit(
@@ -54,11 +82,12 @@ def audit(
     statistic: Statistic | None = None,
     scheduler: str | Client | None = None,
     selection_fraction: float = 0.5,
-    pilot: int = 65_536,
+    pilot: int = PILOT,
     ratio_sets: bool = True,
     max_bins: int = 65_536,
     float_bins: int = 1_024,
     min_count: int = 100,
+    max_draws: int | None = None,
 ) -> AuditResult:
     """Audit a mechanism from samples: a lower bound on ε at ``delta``, with ``confidence``.
 
@@ -104,6 +133,9 @@ def audit(
         Quantile bins for a real statistic.
     min_count : int
         Per-bin count for the plug-in PLD's ``max_abs_loss``.
+    max_draws : int or None
+        A budget: an audit that would draw more outputs in all (:func:`planned_draws`) is refused
+        before it draws any (``None``: no budget).
 
     Returns
     -------
@@ -120,6 +152,7 @@ def audit(
     started = time.perf_counter()
     d, claim = _claim(sample_pair, delta, claimed_epsilon)
     plan = _plan(samples, confidence, chunk, selection_fraction, pilot, max_bins, float_bins, min_count)
+    _within(plan, max_draws)
     root, entropy = _root(statistic, seed)
     with connection(scheduler) as (client, where):
         sizes = chunk_sizes(plan.samples, plan.chunk)
@@ -192,6 +225,18 @@ def _plan(
     n_float_bins = v.integer("float_bins", float_bins, minimum=2)
     n_min_count = v.integer("min_count", min_count, minimum=1)
     return _Plan(n_samples, level, chunk_size, fraction, n_pilot, n_max_bins, n_float_bins, n_min_count)
+
+
+def _within(plan: _Plan, max_draws: object) -> None:
+    """Refuse a plan that draws more than ``max_draws`` (:func:`within_draws`)."""
+    if max_draws is not None:
+        max_draws = v.integer("max_draws", max_draws, minimum=1)
+    within_draws(
+        planned_draws(plan.samples, plan.pilot),
+        max_draws,
+        f"2 sides x ({plan.samples} samples + {plan.pilot} pilot)",
+        value=plan.samples,
+    )
 
 
 def _root(statistic: object, seed: object) -> tuple[np.random.SeedSequence, int]:

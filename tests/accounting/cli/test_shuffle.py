@@ -63,14 +63,19 @@ def test_shuffle_protocol_refuses_sizes_beyond_the_float_range(
     assert "cannot compute" not in capsys.readouterr().err
 
 
-def test_shuffle_protocol_at_its_limits_is_finite(capsys: pytest.CaptureFixture[str]) -> None:
-    """At the extremes of every option the answer is a finite, positive variance bound."""
+def test_shuffle_protocol_at_its_limits_is_finite_or_refused(capsys: pytest.CaptureFixture[str]) -> None:
+    """At the extremes of every option the call would send more than 10^18 one-bit messages: refused,
+    naming the option; within the limit the answer is a finite, positive variance bound."""
     for protocol, bound in (("dpdpe-scalar", "1e50"), ("dpdpe-vector", "1e50"), ("cheu-vector", "1e-50")):
         dimension = "1" if protocol == "dpdpe-scalar" else "1000000000000000000"
+        argv = ["shuffle-protocol", "--protocol", protocol, "--epsilon", "1e-50", "--bound", bound,
+                "--delta", "5e-324", "--users", "1000000000000000000", "--dimension", dimension]  # fmt: skip
+        exit_2_one_line(argv, capsys, "--", "one-bit messages")
+    for protocol in ("dpdpe-scalar", "dpdpe-vector", "cheu-vector"):
         record = json_of(
             capsys,
-            ["shuffle-protocol", "--protocol", protocol, "--epsilon", "1e-50", "--bound", bound,
-             "--delta", "5e-324", "--users", "1000000000000000000", "--dimension", dimension],
+            ["shuffle-protocol", "--protocol", protocol, "--epsilon", "0.1", "--bound", "10",
+             "--delta", "5e-324", "--users", "10000"],
         )  # fmt: skip
         assert 0 < float(record["variance_bound"]) < math.inf  # type: ignore[arg-type]
         assert 0 < float(record["p"]) <= 0.5  # type: ignore[arg-type]
