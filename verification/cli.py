@@ -41,6 +41,7 @@ from accounting.cli.noise_options import (
 from accounting.errors import AccountingError, ParameterError
 from accounting.mechanisms import AdditiveNoise, DistributedSum
 from accounting.noise import CenteredBinomial, LatticeNoise, SumOfDiscreteGaussians
+from verification.audit.auditor import within_draws
 from verification.exactness import BOUNDS
 
 #: The most samples ``dp-audit sampler`` draws: the goodness-of-fit test holds every draw in
@@ -54,6 +55,12 @@ MAX_AUDIT_SAMPLES = 10**12
 #: the pilots included (the whole catalogue at its default 10^6 samples draws about 2.5e7; 10^8 takes
 #: some tens of seconds of one core). Larger audits are refused before any draw unless it is raised.
 DEFAULT_MAX_DRAWS = 10**8
+#: The default ``--max-draws`` of ``sampler``, whose test holds every sample (8 bytes and working
+#: copies) and tabulates them: 2·10^7 samples take some seconds and about a GB.
+DEFAULT_SAMPLER_DRAWS = 2 * 10**7
+#: What an exact draw (``sampler --exact``: integer arithmetic) counts in the budget: about ten
+#: fast draws (10^6 exact Skellam draws took 11 s where 10^7 fast ones took 4 s here).
+EXACT_DRAW_WEIGHT = 10
 #: The largest noise variance the samplers are asked for: they draw int64 values, and numpy's
 #: Poisson (behind Skellam) takes rates below about 1e19.
 MAX_SAMPLED_VARIANCE = 1e18
@@ -133,6 +140,11 @@ def _cmd_sampler(args: argparse.Namespace) -> int:
         )
     if not isinstance(noise, LatticeNoise) or not isinstance(share, LatticeNoise):
         raise AccountingError(f"--noise {args.noise}: goodness of fit needs a noise on the integers")
+    weight = EXACT_DRAW_WEIGHT if args.exact else 1
+    what = f"{args.samples} samples held for the test" + (
+        f", x {weight} for exact draws" if args.exact else ""
+    )
+    within_draws(args.samples * weight, args.max_draws, what, value=args.samples)
     # --exact with --users: every user's share by its exact sampler, summed (the protocol's noise).
     sampler = None
     if args.exact:
@@ -266,18 +278,18 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_version()
     sub = parser.add_subparsers(dest="command", required=True)
 
-    def seeded(cmd: argparse.ArgumentParser, samples: int, most: int, budget: bool = False) -> None:
+    def seeded(cmd: argparse.ArgumentParser, samples: int, most: int, budget: int | None = None) -> None:
         count = checked(v.integer, integer=True, minimum=100, maximum=most, why=_WHY_SAMPLES[most])
         cmd.add_argument("--samples", type=count, default=samples, help=f"samples (default {samples})")
         cmd.add_argument("--seed", type=_seed, default=0, help="seed of the random streams (default 0)")
-        if budget:
+        if budget is not None:
             cmd.add_argument(
                 "--max-draws",
                 type=checked(v.integer, integer=True, minimum=1),
-                default=DEFAULT_MAX_DRAWS,
-                help="refuse, before drawing, an audit that would draw more outputs in all (both sides, "
-                f"the pilots, every entry; default {DEFAULT_MAX_DRAWS:.0e}, some tens of seconds of one "
-                "core)",
+                default=budget,
+                help="refuse, before drawing, work of more outputs drawn in all (an audit: both sides, "
+                "the pilots, every entry; the sampler test: the samples it holds, an exact draw "
+                f"counted {EXACT_DRAW_WEIGHT} times; default {budget:.0e}, some seconds of one core)",
             )
         add_json(cmd)
 
@@ -287,7 +299,7 @@ def build_parser() -> argparse.ArgumentParser:
     sampler.add_argument(
         "--exact", action="store_true", help="check the exact sampler (integer arithmetic), not the fast one"
     )
-    seeded(sampler, 1_000_000, MAX_SAMPLER_SAMPLES)
+    seeded(sampler, 1_000_000, MAX_SAMPLER_SAMPLES, DEFAULT_SAMPLER_DRAWS)
     sampler.set_defaults(func=_cmd_sampler)
 
     bounds = sub.add_parser("bounds", help="published closed forms against the exact values")
@@ -311,7 +323,7 @@ def build_parser() -> argparse.ArgumentParser:
     mech.add_argument("--delta", type=_unit_or_zero, default=0.0, help="δ of the claim (default 0)")
     mech.add_argument("--confidence", type=unit_float, default=0.95, help="confidence (default 0.95)")
     mech.add_argument("--scheduler", help="a Dask scheduler address to run the sampling on")
-    seeded(mech, 1_000_000, MAX_AUDIT_SAMPLES, budget=True)
+    seeded(mech, 1_000_000, MAX_AUDIT_SAMPLES, DEFAULT_MAX_DRAWS)
     mech.set_defaults(func=_cmd_mechanism)
 
     broken = sub.add_parser("broken", help="run the catalogue of broken mechanisms")
@@ -322,7 +334,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="NAME",
         help="audit only this entry (repeatable; e.g. ldp-linucb-code-sigma), with its seed of the whole run",
     )
-    seeded(broken, 1_000_000, MAX_AUDIT_SAMPLES, budget=True)
+    seeded(broken, 1_000_000, MAX_AUDIT_SAMPLES, DEFAULT_MAX_DRAWS)
     broken.set_defaults(func=_cmd_broken)
 
     proofs = sub.add_parser("proofs", help="the sympy proofs the accounting relies on")

@@ -377,7 +377,7 @@ def test_the_draws_budget_refuses_before_any_draw() -> None:
 
     names = ["discrete-laplace", "float-laplace"]
     expected = 2 * planned_draws(1_000, 500)
-    with pytest.raises(ParameterError, match=f"draws {expected:,}:") as info:
+    with pytest.raises(ParameterError, match=f"one draws {expected:,}:") as info:
         run_catalogue(samples=1_000, names=names, audit_fn=fake, pilot=500, max_draws=expected - 1)
     assert info.value.name == "samples"
     assert drawn == []

@@ -153,6 +153,14 @@ def test_sampler_exact_of_a_continuous_noise_is_refused(capsys: pytest.CaptureFi
         ("sampler --noise discrete-gaussian --sigma 3 --users 1000000 --samples 2000", "--users"),
         ("sampler --noise discrete-gaussian --sigma 3 --users 10000 --samples 100000", "--users"),
         ("mechanism --noise discrete-gaussian --sigma 3 --users 1000000 --samples 2000", "--users"),
+        # legal sizes over the default budgets: refused before any draw, with the count
+        ("sampler --noise skellam --variance 10 --samples 100000000", "20,000,000"),
+        ("sampler --noise skellam --variance 10 --exact --samples 10000000", "x 10 for exact draws"),
+        ("sampler --noise skellam --variance 10 --samples 1000 --max-draws 999", "--samples"),
+        ("mechanism --noise skellam --variance 10 --samples 1000000000", "--max-draws"),
+        ("broken --entry ldp-linucb-code-sigma --samples 1000000000000", "--max-draws"),
+        ("broken --samples 100000000", "16 entries"),
+        ("broken --entry polya-scale-bug --max-draws 0", "--max-draws"),
     ],
 )
 def test_bad_input_is_one_line_status_2(argv: str, needle: str, capsys: pytest.CaptureFixture[str]) -> None:

@@ -65,7 +65,7 @@ def within_draws(
         raise ParameterError(
             name,
             value,
-            f"at most max_draws = {max_draws:,} outputs drawn in all (this audit draws {draws:,}: "
+            f"at most max_draws = {max_draws:,} outputs drawn in all (this one draws {draws:,}: "
             f"{what}): fewer samples, or raise max_draws (--max-draws)",
         )
 
