@@ -9,6 +9,8 @@ checkpoints, curves and figures) goes through here, so they share one rule each:
 * :func:`read_text` / :func:`read_json`: a file given by a user, read only when it is a regular
   file of at most a stated size (a pipe, a device or a folder is refused before it is opened for
   reading, so nothing blocks on a FIFO or fills memory from ``/dev/zero``), as UTF-8;
+* :func:`open_regular`: the same checks for a file read in a stream (a data set, too large to read
+  at once), returning the open binary handle;
 * :func:`strict_json_loads`: JSON in which a key given twice in one object is refused (``json.loads``
   keeps the last silently);
 * :func:`json_ready` / :func:`json_text`: strict JSON out (``allow_nan=False``), infinities as the
@@ -34,7 +36,7 @@ import stat
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, BinaryIO, Literal
 
 import mpmath
 import numpy as np
@@ -47,6 +49,7 @@ __all__ = [
     "digest",
     "json_ready",
     "json_text",
+    "open_regular",
     "read_json",
     "read_text",
     "save_figure",
@@ -142,17 +145,7 @@ def read_text(path: PathLike, name: str, limit: int = MAX_READ_BYTES, what: str 
     ParameterError
         Naming ``name`` and ``path``: not a regular file, unreadable, too large, or not UTF-8.
     """
-    try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-    except OSError as err:
-        raise ParameterError(name, str(path), f"a readable {what} ({err.strerror or err})") from None
-    info = os.fstat(fd)
-    if not stat.S_ISREG(info.st_mode) or info.st_size > limit:
-        os.close(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise ParameterError(name, str(path), f"a regular {what} (not a folder, pipe or device)")
-        raise ParameterError(name, str(path), f"a {what} of at most {limit} bytes ({info.st_size})")
-    with os.fdopen(fd, "rb") as handle:
+    with open_regular(path, name, limit, what) as handle:
         try:
             raw = handle.read(limit + 1)
         except OSError as err:
@@ -175,6 +168,51 @@ def read_json(path: PathLike, name: str, limit: int = MAX_READ_BYTES, what: str 
         raise
     except ValueError as err:
         raise ParameterError(name, str(path), f"a {what} ({err})") from None
+
+
+def open_regular(path: PathLike, name: str, limit: int | None = None, what: str = "file") -> BinaryIO:
+    """A binary handle on a regular file of at most ``limit`` bytes, or a :class:`ParameterError`.
+
+    As :func:`read_text`, the file is opened without blocking and checked on its descriptor before
+    a byte is read (a FIFO, a device, a socket or a folder is refused, and so is a file larger than
+    ``limit`` by its size); the caller then reads it in a stream, and closes it. Reading a regular
+    file never blocks, so the non-blocking flag changes nothing after the check.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The file.
+    name : str
+        What the error names: the option, argument or config field that gave ``path``.
+    limit : int or None, optional
+        The largest size accepted, in bytes; ``None``: any size.
+    what : str, optional
+        What the file should be, for the message ("data file", ...).
+
+    Returns
+    -------
+    BinaryIO
+        The file, open for reading in binary mode at its start.
+
+    Raises
+    ------
+    ParameterError
+        Naming ``name`` and ``path``: missing or unreadable (permissions), not a regular file, or
+        larger than ``limit``.
+    """
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except (OSError, ValueError) as err:  # ValueError: a NUL character in the path
+        reason = err.strerror if isinstance(err, OSError) and err.strerror else str(err)
+        raise ParameterError(name, str(path), f"a readable {what} ({reason})") from None
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode):
+        os.close(fd)
+        raise ParameterError(name, str(path), f"a regular {what} (not a folder, pipe or device)")
+    if limit is not None and info.st_size > limit:
+        os.close(fd)
+        raise ParameterError(name, str(path), f"a {what} of at most {limit} bytes ({info.st_size})")
+    return os.fdopen(fd, "rb")
 
 
 def _duplicate_key(key: str, value: Any) -> Exception:

@@ -35,9 +35,9 @@ import contextlib
 import itertools
 import math
 import os
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -45,17 +45,20 @@ from numpy.typing import ArrayLike, NDArray
 from scipy import sparse
 
 from accounting import validate as v
+from learners.data_files import DataLines, data_lines
 from learners.environments import MABInstance
 from learners.errors import ParameterError, ParameterTypeError
 from learners.linear_instances import QueryInstance
 
 __all__ = [
     "FEATURE_SETS",
+    "MAX_LETOR_FEATURES",
     "REWARDS",
     "ClusteredArms",
     "cluster_instance",
     "default_linear_instance",
     "default_real_instance",
+    "letor_rows",
     "load_letor",
     "load_letor_queries",
     "mslr_instance",
@@ -74,8 +77,69 @@ MINIBATCH_ROWS = 200_000
 #: contention cost far more than the clustering itself (measured: ~3 ms vs. 0.1-0.9 s on 600 rows).
 SINGLE_THREAD_ROWS = 20_000
 
+#: The largest feature index :func:`load_letor` accepts (MSLR-WEB10K has 136, MSLR-WEB30K 136,
+#: Yahoo! LTR 700): K-means keeps ``clusters × features`` dense centres and the scaler ``features``
+#: means, so one line naming feature 10^9 would otherwise allocate gigabytes.
+MAX_LETOR_FEATURES = 2**14
+
 _LETOR_FORMAT = "an existing MSLR-WEB10K-format file (svmlight lines 'label qid:... f:v ...')"
 _MSLR_MAX_LABEL = 4
+
+
+#: A line of an svmlight file, comments removed and blanks collapsed: a label, an optional query
+#: id, then ``index:value`` pairs (what :func:`_sniff` asks of the first line before parsing on).
+_SVMLIGHT_LINE = re.compile(rb"[^\s:]+( qid:[^\s:]+)?( [0-9]+:[^\s:]+)*")
+
+
+def _sniff(lines: DataLines) -> None:
+    """Check the first data line of an svmlight file (the lines read are given back to ``lines``)."""
+    seen: list[bytes] = []
+    for line in lines:
+        seen.append(line)
+        fields = line.split(b"#", 1)[0].split()
+        if not fields:
+            continue
+        if not _SVMLIGHT_LINE.fullmatch(b" ".join(fields)):
+            raise lines.refuse(f"line {lines.number} is not one: {line[:80]!r}")
+        break
+    lines.push_back(seen)
+
+
+def _svmlight(path: str | os.PathLike[str], fmt: str, width: int | None, *, query_id: bool) -> Any:
+    """:func:`sklearn.datasets.load_svmlight_file` of the data file ``path`` read as
+    :func:`learners.data_files.data_lines` (a regular file, line by line, bounded), its first line
+    sniffed first; a failure is a :class:`ParameterError` naming ``path``."""
+    from sklearn.datasets import load_svmlight_file
+
+    with data_lines(path, fmt) as lines:
+        _sniff(lines)
+        try:
+            return load_svmlight_file(
+                lines, n_features=width, dtype=np.float64, zero_based=False, query_id=query_id
+            )
+        except ParameterError:
+            raise
+        except (ValueError, UnicodeDecodeError) as exc:
+            raise ParameterError("path", os.fspath(path), f"{fmt}; parsing failed: {exc}") from exc
+
+
+def letor_rows(path: str | os.PathLike[str]) -> int:
+    """The number of rows (data lines) of an MSLR-WEB10K-format file, its first line sniffed and
+    every line checked as :func:`load_letor` reads it, without parsing the features: a config's
+    load-time check (``clusters`` at most the rows) that costs a pass over the file.
+
+    Raises
+    ------
+    ParameterError
+        Naming ``path``, as :func:`load_letor`.
+    """
+    with data_lines(path, _LETOR_FORMAT) as lines:
+        rows = 0
+        _sniff(lines)
+        for line in lines:
+            if line.split(b"#", 1)[0].strip():
+                rows += 1
+        return rows
 
 
 def load_letor(path: str | os.PathLike[str]) -> tuple[Features, IntArray]:
@@ -100,19 +164,20 @@ def load_letor(path: str | os.PathLike[str]) -> tuple[Features, IntArray]:
     Raises
     ------
     ParameterError
-        ``path`` is not an existing file, cannot be parsed, has no rows, or has a non-integer label.
+        ``path`` is not an existing regular file, cannot be parsed (its first line is sniffed before
+        the rest is read; a line with a NUL byte or longer than
+        :data:`~learners.data_files.MAX_LINE_BYTES` is refused as it is read), has no rows, a
+        feature index above :data:`MAX_LETOR_FEATURES`, or a non-integer label.
     """
-    if not isinstance(path, str | os.PathLike):
-        raise ParameterTypeError("path", path, "a file path (str or os.PathLike)")
-    p = Path(path)
-    if not p.is_file():
-        raise ParameterError("path", path, _LETOR_FORMAT)
-    from sklearn.datasets import load_svmlight_file
-
-    try:
-        x, y, _qid = load_svmlight_file(str(p), dtype=np.float64, zero_based=False, query_id=True)
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise ParameterError("path", path, f"{_LETOR_FORMAT}; parsing failed: {exc}") from exc
+    # query_id=False: the ids are skipped all the same (sklearn appends each one to an array, a
+    # quadratic cost in the rows, when asked to keep them)
+    x, y = _svmlight(path, _LETOR_FORMAT, None, query_id=False)
+    if x.shape[1] > MAX_LETOR_FEATURES:  # the features are standardized and clustered densely
+        raise ParameterError(
+            "path",
+            os.fspath(path),
+            f"{_LETOR_FORMAT} with feature indices at most {MAX_LETOR_FEATURES}; it has {x.shape[1]}",
+        )
     y = np.asarray(y, dtype=np.float64)
     if y.size == 0:
         raise ParameterError("path", path, f"{_LETOR_FORMAT} with at least one row; the file has none")
@@ -469,20 +534,8 @@ def load_letor_queries(
         ``path`` is not an existing file, cannot be parsed, has no rows, no query ids, a
         non-integer label or a feature index above ``n_features``.
     """
-    if not isinstance(path, str | os.PathLike):
-        raise ParameterTypeError("path", path, "a file path (str or os.PathLike)")
-    p = Path(path)
-    if not p.is_file():
-        raise ParameterError("path", path, _QUERY_FORMAT)
     width = None if n_features is None else _int_param("n_features", n_features, 1)
-    from sklearn.datasets import load_svmlight_file
-
-    try:
-        x, y, qid = load_svmlight_file(
-            str(p), n_features=width, dtype=np.float64, zero_based=False, query_id=True
-        )
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise ParameterError("path", path, f"{_QUERY_FORMAT}; parsing failed: {exc}") from exc
+    x, y, qid = _svmlight(path, _QUERY_FORMAT, width, query_id=True)
     y = np.asarray(y, dtype=np.float64)
     if y.size == 0:
         raise ParameterError("path", path, f"{_QUERY_FORMAT} with at least one row; the file has none")

@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from accounting import validate as v
+from accounting.storage import open_regular
 from learners.errors import ConfigError, ParameterError, ParameterTypeError
 
 #: Rounds are simulated pull by pull (about 3·10^7 a second per core): 10^12 rounds are hours of
@@ -56,8 +57,11 @@ WHY_ARMS = "the learner keeps per-arm statistics of every repetition in memory"
 MAX_SEED = 2**128 - 1
 
 #: A name of the config (the experiment, a panel): safe as a folder and file name.
-NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
-NAME_RULE = "a name of letters, digits, '.', '_' and '-' (a letter or digit first)"
+#: At most :data:`MAX_NAME` characters: names become file names (``regret-<panel>-<y>.png``, written
+#: through ``.<file>.<pid>.tmp``), which most file systems cap at 255 bytes.
+MAX_NAME = 100
+NAME = re.compile(rf"[A-Za-z0-9][A-Za-z0-9_.-]{{0,{MAX_NAME - 1}}}")
+NAME_RULE = f"a name of letters, digits, '.', '_' and '-' (a letter or digit first), at most {MAX_NAME} long"
 
 
 class _Required:
@@ -161,11 +165,25 @@ def real(
 
 
 def data_file(where: str, value: object, base: Path, what: str) -> str:
-    """The absolute path of an existing file ``value`` (relative to ``base``, the config's folder)."""
-    given = Path(string(where, value)).expanduser()
-    resolved = given if given.is_absolute() else base / given
-    if not resolved.is_file():
+    """The absolute path of an existing, readable regular file ``value`` (relative to ``base``, the
+    config's folder); opened (without blocking, :func:`accounting.storage.open_regular`) and closed
+    again, so that a folder, a pipe, a device or a file without read permission is refused here."""
+    text = string(where, value)
+    if not text or "\0" in text:
+        raise ConfigError(where, value, f"{what} (a non-empty path without NUL characters)")
+    try:
+        given = Path(text).expanduser()
+        resolved = given if given.is_absolute() else base / given
+        found = resolved.is_file()
+    except (OSError, RuntimeError):  # a name too long, a home folder that cannot be found
+        found = False
+        resolved = Path(text)
+    if not found:
         raise ConfigError(where, value, f"{what} (looked for {resolved})")
+    try:
+        open_regular(resolved, where, what="data file").close()
+    except ParameterError as err:
+        raise ConfigError(where, value, f"{what} ({err.valid})") from None
     return str(resolved.resolve())
 
 

@@ -216,5 +216,5 @@ def add_parser(sub: Subcommands) -> None:
         "known, as --max-evaluations; the answer then depends on the machine's speed and load "
         "(default: no limit, no clock read)",
     )
-    add_accounting_arguments(cal_cmd, sampling=True)
+    add_accounting_arguments(cal_cmd, sampling=True, cost=False)
     cal_cmd.set_defaults(func=_cmd_calibrate)

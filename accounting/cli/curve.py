@@ -32,9 +32,11 @@ from accounting.cli.noise_options import (
     NOISE_OPTIONS,
     NOISE_PARAMETERS,
     accountant_from_arguments,
+    accounting_cost,
     add_mechanism_arguments,
     exact_compositions,
     mechanism_from_arguments,
+    refuse_cost,
     relation,
 )
 from accounting.curves import curve_grid, draw_curve, write_csv
@@ -151,6 +153,18 @@ def _check_curve_ends(args: argparse.Namespace, spec: CurveSpec) -> None:
             raise _renamed(err, old, spec.option, [spec.points[0], spec.points[-1]]) from None
 
 
+def curve_cost(args: argparse.Namespace, spec: CurveSpec) -> float:
+    """The estimated seconds (reference machine) of the whole curve: the sum over its points of
+    :func:`~accounting.cli.noise_options.accounting_cost`, each from the ledger that point will
+    account (its PLD grids and RDP windows), before any accounting."""
+    total = 0.0
+    for x in spec.points:
+        point = _at_point(args, spec, x)
+        mech = mechanism_from_arguments(point)
+        total += accounting_cost(point, mech, accountant_from_arguments(point, mech))
+    return total
+
+
 def _curve_point(args: argparse.Namespace, spec: CurveSpec, x: float | int) -> Enclosure:
     """The certified answer at one point (its upper end is what the curve shows)."""
     point = _at_point(args, spec, x)
@@ -216,6 +230,7 @@ def _cmd_curve(args: argparse.Namespace) -> int:
     if args.out is not None:
         _check_out(args.out)
     _check_curve_ends(args, spec)
+    refuse_cost(args, curve_cost(args, spec), f"this curve of {len(spec.points)} points")
     answers: list[Enclosure] = []
     with progress(args, "curve points") as update:
         for x in spec.points:

@@ -24,11 +24,13 @@ from accounting.cli.framework import (
 from accounting.cli.noise_options import (
     NOISE_OPTIONS,
     accountant_from_arguments,
+    accounting_cost,
     add_mechanism_arguments,
     describe,
     exact_compositions,
     mechanism_from_arguments,
     noise_from_arguments,
+    refuse_cost,
     relation,
     total_line,
 )
@@ -47,6 +49,7 @@ def _answer(args: argparse.Namespace, asked: str, given: str) -> int:
     plain_gaussian = isinstance(mech, AdditiveNoise) and isinstance(mech.noise, Gaussian)
     exact_compositions(args, plain_gaussian and getattr(args, "sampling_rate", None) is None)
     acc = accountant_from_arguments(args, mech)
+    refuse_cost(args, accounting_cost(args, mech, acc), f"this {asked}")
     at = getattr(args, given)
     with progress(args, "accounting"):
         answer = acc.epsilon(at, args.route) if asked == "epsilon" else acc.delta(at, args.route)

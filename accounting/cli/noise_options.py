@@ -18,7 +18,15 @@ import mpmath
 from mpmath import mp
 
 from accounting import validate as v
-from accounting.accountant import PUBLISHED, ROUTES, Accountant, EventLike, mechanism_to_dict, noise_to_dict
+from accounting.accountant import (
+    AUTO_PLD_BUDGET,
+    PUBLISHED,
+    ROUTES,
+    Accountant,
+    EventLike,
+    mechanism_to_dict,
+    noise_to_dict,
+)
 from accounting.certified import DEFAULT_DPS, float_down, float_up
 from accounting.cli.framework import (
     add_json,
@@ -220,6 +228,103 @@ def exact_compositions(args: argparse.Namespace, closed_form: bool) -> None:
         )
 
 
+#: The default of ``--max-cost``: the estimated seconds (reference machine, 2 cores) of the
+#: accounting above which it is refused up front (:func:`accounting_cost`), so that a default run
+#: ends within 20 s; the unit and name of ``shuffle-protocol --max-cost``.
+DEFAULT_MAX_COST = 20.0
+#: Seconds per unit of :meth:`Accountant.pld_cost <accounting.accountant.Accountant.pld_cost>`: its
+#: docstring measured 1-3.5 s per unit; here 10^9 Skellam(100) releases (3.9 units) took 9.4-11 s,
+#: 10^3 of them (1.2 units) 3.4 s, with another process on the second core. The upper end.
+SECONDS_PER_PLD_UNIT = 3.0
+#: The same for continuous noise (Gaussian, Laplace; sampled or not), whose cells and float-path
+#: products are far cheaper than a lattice's certified PMFs: measured on a quiet machine, a unit of
+#: a Poisson-sampled Gaussian took 0.36-0.85 s (q = 0.001-0.01, 10^2-10^5 steps), of composed
+#: Laplace 0.04 s; lattice noise 0.16 s (a sampled discrete Gaussian) to 2.5 s (Skellam).
+SECONDS_PER_CONTINUOUS_PLD_UNIT = 1.0
+#: The same for continuous noise without sampling (composed Laplace releases: 0.04 s a unit
+#: measured; their loss takes a few grid points where the model counts the grid's limit).
+SECONDS_PER_PLAIN_CONTINUOUS_PLD_UNIT = 0.1
+#: Seconds per lattice point of the noise's window (:func:`rdp_window`) for the RDP and zCDP
+#: routes' exact Rényi sums, the whole search over orders (24 grid orders and their refinement, or
+#: up to 80 for ρ): measured 4.7-8.7 ms for windows of 200 to 22 000 points (Skellam, discrete
+#: Gaussian and Laplace, sums of discrete Gaussians) at the default precision, with another
+#: process on the second core: 117 s for Skellam(10^6), 56 s for a discrete Laplace of scale 100.
+RDP_SECONDS_PER_POINT = 8e-3
+#: How much dearer a sampled lattice release's Rényi sums are per window point (mixtures of the
+#: shifted PMFs): 52 ms a point measured for a Poisson-sampled discrete Gaussian of σ = 3.
+SAMPLED_RDP_FACTOR = 8.0
+
+_MAX_COST_HELP = (
+    "refuse up front when the accounting's estimated time (seconds on the reference machine, 2 cores; "
+    "from the grid and window sizes the routes will use) exceeds this (default {default:g})"
+)
+
+
+def _lattice_noise(mech: Mechanism) -> LatticeNoise | None:
+    """The lattice noise whose exact Rényi sums the RDP route takes (the total of a distributed sum)."""
+    if isinstance(mech, DistributedSum):
+        return mech.total_noise
+    if isinstance(mech, AdditiveNoise) and isinstance(mech.noise, LatticeNoise):
+        return mech.noise
+    return None
+
+
+def rdp_window(mech: Mechanism, dps: int) -> int:
+    """The lattice points of the exact Rényi sums of ``mech`` (0 when its RDP has a closed form):
+    the noise's window of tail mass ``10^-(dps+6)`` (what :func:`accounting.divergence.renyi` takes,
+    before Hölder's adjustment) plus the shifts, at most :data:`~accounting.divergence.MAX_POINTS`."""
+    noise = _lattice_noise(mech)
+    if noise is None:
+        return 0
+    lo, hi = noise.support()
+    if math.isfinite(lo) and math.isfinite(hi):
+        points = hi - lo + 1
+    else:
+        with mp.workdps(dps):
+            a, b = noise.window(mp.mpf(10) ** -(dps + 6), dps)
+        points = b - a + 1
+    shift = 2 * float(getattr(mech, "sensitivity", 1)) + 1
+    return int(min(points + shift, MAX_POINTS))
+
+
+def accounting_cost(args: argparse.Namespace, mech: Mechanism, acc: Accountant) -> float:
+    """The estimated seconds (reference machine, 2 cores) of ``acc.epsilon`` or ``acc.delta`` by
+    ``--route``, from the sizes the routes will use: the PLD route's grids
+    (:meth:`Accountant.pld_cost <accounting.accountant.Accountant.pld_cost>`, times
+    :data:`SECONDS_PER_PLD_UNIT`, or the continuous noise's rates) where it runs — ``pld``, or ``auto`` within
+    :data:`~accounting.accountant.AUTO_PLD_BUDGET` — and the RDP route's exact sums over the
+    noise's window (:func:`rdp_window`, :data:`RDP_SECONDS_PER_POINT`) where it runs — ``rdp``,
+    ``zcdp``, or ``auto`` beyond that budget. Closed forms and published bounds cost nothing. It
+    decides only whether to start: every answer is certified whatever it says."""
+    route = args.route
+    units = acc.pld_cost()
+    pld_first = route == "auto" and units <= AUTO_PLD_BUDGET
+    rate = SECONDS_PER_PLD_UNIT
+    if _lattice_noise(mech) is None:
+        sampled = getattr(args, "sampling_rate", None) is not None
+        rate = SECONDS_PER_CONTINUOUS_PLD_UNIT if sampled else SECONDS_PER_PLAIN_CONTINUOUS_PLD_UNIT
+    seconds = rate * units if route == "pld" or pld_first else 0.0
+    if route in ("rdp", "zcdp") or (route == "auto" and not pld_first):
+        per_point = RDP_SECONDS_PER_POINT
+        if getattr(args, "sampling_rate", None) is not None:
+            per_point *= SAMPLED_RDP_FACTOR
+        seconds += per_point * rdp_window(mech, args.dps)
+    return seconds * max(1.0, float(args.dps) / DEFAULT_DPS)
+
+
+def refuse_cost(args: argparse.Namespace, cost: float, what: str) -> None:
+    """Refuse an accounting estimated (:func:`accounting_cost`) above ``--max-cost``, naming it, the
+    estimate and how to run it anyway."""
+    if cost > args.max_cost:
+        raise ParameterError(
+            "--max-cost",
+            args.max_cost,
+            f"at least {math.ceil(cost) if math.isfinite(cost) else cost} for these options: {what} is "
+            f"estimated at {cost:.3g} s (from the PLD route's grids and the RDP route's exact sums over "
+            "the noise's window); raise --max-cost to run it, or choose a cheaper --route",
+        )
+
+
 def accountant_from_arguments(args: argparse.Namespace, mech: Mechanism) -> Accountant:
     """The ledger of ``--compositions`` releases of ``mech`` (sampled with ``--sampling-rate``)."""
     return Accountant(relation(args), dps=args.dps).compose(
@@ -348,10 +453,12 @@ def add_probability(cmd: argparse.ArgumentParser) -> None:
 ROUTE_CHOICES = [*ROUTES, *(f"published:{name}" for name in PUBLISHED)]
 
 
-def add_accounting_arguments(cmd: argparse.ArgumentParser, users: bool = True, sampling: bool = True) -> None:
+def add_accounting_arguments(
+    cmd: argparse.ArgumentParser, users: bool = True, sampling: bool = True, cost: bool = True
+) -> None:
     """How a release is accounted: ``--sensitivity``, ``--compositions``, ``--route``,
-    ``--neighbouring``, sampling (with ``sampling``), ``--dps``, ``--json``, ``--no-progress``, and
-    ``--users`` (with ``users``)."""
+    ``--neighbouring``, sampling (with ``sampling``), ``--dps``, ``--max-cost`` (with ``cost``;
+    :func:`accounting_cost`), ``--json``, ``--no-progress``, and ``--users`` (with ``users``)."""
     if users:
         cmd.add_argument("--users", type=positive_int, default=1, help="users adding shares (default 1)")
     cmd.add_argument("--sensitivity", type=_sensitivity, default=1, help="sensitivity Δ (default 1)")
@@ -393,6 +500,14 @@ def add_accounting_arguments(cmd: argparse.ArgumentParser, users: bool = True, s
         default=DEFAULT_DPS,
         help=f"working precision in digits (default {DEFAULT_DPS})",
     )
+    if cost:
+        cmd.add_argument(
+            "--max-cost",
+            type=positive_float,
+            default=DEFAULT_MAX_COST,
+            metavar="SECONDS",
+            help=_MAX_COST_HELP.format(default=DEFAULT_MAX_COST),
+        )
     add_json(cmd)
     add_no_progress(cmd)
 

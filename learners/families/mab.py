@@ -23,7 +23,7 @@ from accounting.noise import Skellam
 from accounting.papers.distributed_dp_mab import protocol_parameters
 from learners import mab, privacy
 from learners.budget import Cost, nbytes
-from learners.datasets import default_real_instance, mslr_instance
+from learners.datasets import default_real_instance, letor_rows, mslr_instance
 from learners.environments import BernoulliArms, BetaArms, MABInstance, gaussian_easy, gaussian_hard
 from learners.errors import ConfigError, ParameterError, ParameterTypeError
 from learners.families.base import MEANS, Family, PanelView, algorithms_of, keys_of, keywords_of
@@ -293,6 +293,20 @@ class MABFamily(Family):
     ) -> InstanceSpec:
         """The spec; given ``means`` fix ``K`` (``arms``, if given, must be their number)."""
         if kind == "mslr":
+            if values["path"] is not None:
+                # the file is read (and clustered) by the run; its rows are counted now, so that a
+                # file that is not one, or fewer rows than clusters, is refused with the config
+                try:
+                    rows = letor_rows(values["path"])
+                except (ParameterError, ParameterTypeError) as err:
+                    raise ConfigError(f"{where}.path", table.get("path"), err.valid) from None
+                if values["clusters"] > rows:
+                    raise ConfigError(
+                        f"{where}.clusters",
+                        values["clusters"],
+                        f"at most the number of rows of the file {table.get('path')!r} ({rows}): one "
+                        "K-means cluster per arm",
+                    )
             return InstanceSpec(
                 kind, values["clusters"], path=values["path"], cluster_seed=values["cluster_seed"]
             )

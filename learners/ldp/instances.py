@@ -43,15 +43,16 @@ from __future__ import annotations
 
 import math
 import os
+from array import array
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import NamedTuple
 
 import numpy as np
 from numpy.typing import NDArray
 
 from accounting import validate as v
-from learners.errors import ParameterError, ParameterTypeError
+from learners.data_files import data_lines, text_lines
+from learners.errors import ParameterError
 
 __all__ = [
     "LINKS",
@@ -404,58 +405,99 @@ def glm_bandit(
 _UA_FORMAT = "a MovieLens-100K 'ua.base'-format file (lines 'user<TAB>item<TAB>rating<TAB>timestamp')"
 
 
+#: The largest dense ratings matrix :func:`load_ratings` builds, in cells (MovieLens-1M's
+#: 6040 × 3952 fit; its ids, not its size, decide the shape, so one line can ask for any).
+MAX_RATING_CELLS = 2**26
+
+
+class _Ratings(NamedTuple):
+    """The ratings of a ``ua.base``-format file, in file order: 1-based ids and ratings 1..5."""
+
+    users: NDArray[np.int64]
+    items: NDArray[np.int64]
+    ratings: NDArray[np.int64]
+
+
+def _read_ratings(path: str | os.PathLike[str]) -> _Ratings:
+    """The ratings of the file ``path`` (:func:`load_ratings`'s format), read as
+    :func:`learners.data_files.data_lines` (a regular file, line by line, bounded)."""
+    users, items, ratings = array("q"), array("q"), array("q")
+    with data_lines(path, _UA_FORMAT) as lines:
+        for number, line in enumerate(text_lines(lines), start=1):
+            text = line.strip()
+            if not text:
+                continue
+            parts = text.split()
+            try:
+                if len(parts) != 4:
+                    raise ValueError
+                u, i, r, _ = (int(s) for s in parts)
+            except ValueError:
+                raise lines.refuse(f"line {number} is malformed: {text[:80]!r}") from None
+            if u < 1 or i < 1 or not 1 <= r <= 5 or max(u, i) >= 2**63:
+                raise ParameterError(
+                    "path",
+                    os.fspath(path),
+                    f"{_UA_FORMAT} with ids in 1..2^63 - 1 and ratings in 1..5; line {number} has "
+                    f"{text[:80]!r}",
+                )
+            users.append(u)
+            items.append(i)
+            ratings.append(r)
+    if not users:
+        raise ParameterError(
+            "path", os.fspath(path), f"{_UA_FORMAT} with at least one rating; the file has none"
+        )
+    return _Ratings(*(np.frombuffer(a, dtype=np.int64) for a in (users, items, ratings)))
+
+
 def load_ratings(path: str | os.PathLike[str]) -> NDArray[np.int64]:
     """Read a ``ua.base``-format file into a dense ratings matrix (0 = missing).
 
     Each non-blank line is ``user item rating timestamp`` separated by tabs (or spaces), with
     1-based integer ids and an integer rating in 1..5. The matrix has shape
-    ``(max user id, max item id)`` (943 × 1682 for MovieLens-100K). A repeated ``(user, item)``
-    pair keeps its last rating.
+    ``(max user id, max item id)`` (943 × 1682 for MovieLens-100K), at most
+    :data:`MAX_RATING_CELLS` cells. A repeated ``(user, item)`` pair keeps its last rating.
+
+    The file is read only when it is a regular file, line by line, each line checked as it is read
+    (:func:`learners.data_files.data_lines`: no NUL byte, a bounded length and total size).
 
     Raises
     ------
     ParameterError
-        Naming ``path``: a missing file, or the first malformed line (its number and text).
+        Naming ``path``: a missing, unreadable or special file, the first malformed line (its
+        number and text), or ids beyond :data:`MAX_RATING_CELLS` cells.
     """
-    if not isinstance(path, str | os.PathLike):
-        raise ParameterTypeError("path", path, "a file path (str or os.PathLike)")
-    p = Path(path)
-    if not p.is_file():
-        raise ParameterError("path", path, f"{_UA_FORMAT}; no such file")
-    users: list[int] = []
-    items: list[int] = []
-    ratings: list[int] = []
-    try:
-        with p.open(encoding="utf-8") as fh:
-            for number, line in enumerate(fh, start=1):
-                text = line.strip()
-                if not text:
-                    continue
-                parts = text.split()
-                try:
-                    if len(parts) != 4:
-                        raise ValueError
-                    u, i, r, _ = (int(s) for s in parts)
-                except ValueError:
-                    raise ParameterError(
-                        "path", path, f"{_UA_FORMAT}; line {number} is malformed: {text[:80]!r}"
-                    ) from None
-                if u < 1 or i < 1 or not 1 <= r <= 5:
-                    raise ParameterError(
-                        "path",
-                        path,
-                        f"{_UA_FORMAT} with ids >= 1 and ratings in 1..5; line {number} has {text[:80]!r}",
-                    )
-                users.append(u)
-                items.append(i)
-                ratings.append(r)
-    except UnicodeDecodeError as exc:
-        raise ParameterError("path", path, f"{_UA_FORMAT}; not UTF-8 text: {exc}") from None
-    if not users:
-        raise ParameterError("path", path, f"{_UA_FORMAT} with at least one rating; the file has none")
-    out = np.zeros((max(users), max(items)), dtype=np.int64)
-    out[np.asarray(users) - 1, np.asarray(items) - 1] = ratings
+    users, items, ratings = _read_ratings(path)
+    shape = (int(users.max()), int(items.max()))
+    if shape[0] * shape[1] > MAX_RATING_CELLS:
+        raise ParameterError(
+            "path",
+            os.fspath(path),
+            f"{_UA_FORMAT} whose max user id × max item id is at most {MAX_RATING_CELLS} (the dense "
+            f"matrix); it is {shape[0]} × {shape[1]}",
+        )
+    out = np.zeros(shape, dtype=np.int64)
+    out[users - 1, items - 1] = ratings
     return out
+
+
+def _first_items(path: str | os.PathLike[str], arms: int) -> NDArray[np.float64]:
+    """``load_ratings(path)[:, :arms]`` without its users with no rating there, as floats; built
+    from the ratings of items ``1..arms`` only, so the shape is bounded by the rows of the file."""
+    users, items, ratings = _read_ratings(path)
+    if int(items.max()) < arms:
+        raise ParameterError(
+            "path",
+            os.fspath(path),
+            f"a ratings file with at least arms={arms} items; it has {int(items.max())}",
+        )
+    kept = items <= arms
+    # the users with a rating among the first items, in id order: the rows load_ratings keeps
+    ids, rows = np.unique(users[kept], return_inverse=True)
+    first = np.zeros((ids.size, arms), dtype=np.int64)
+    first[rows, items[kept] - 1] = ratings[kept]  # in file order: a repeated pair keeps its last
+    return first.astype(np.float64)
 
 
 def standin_ratings(
@@ -497,13 +539,16 @@ def movielens_instance(
     k = v.integer("rank", rank, minimum=1)
     if k > K:
         raise ParameterError("rank", rank, f"an integer in [1, arms={K}] (the SVD of a users × {K} matrix)")
-    ratings = standin_ratings() if path is None else load_ratings(path)
-    if ratings.shape[1] < K:
-        raise ParameterError(
-            "path", path, f"a ratings file with at least arms={K} items; it has {ratings.shape[1]}"
-        )
-    first = ratings[:, :K].astype(np.float64)
-    first = first[first.sum(axis=1) > 0]
+    if path is None:
+        ratings = standin_ratings()
+        if ratings.shape[1] < K:
+            raise ParameterError(
+                "path", path, f"a ratings file with at least arms={K} items; it has {ratings.shape[1]}"
+            )
+        first = ratings[:, :K].astype(np.float64)
+        first = first[first.sum(axis=1) > 0]
+    else:
+        first = _first_items(path, K)
     if first.shape[0] < k:
         raise ParameterError(
             "path",

@@ -140,3 +140,46 @@ def test_other_extremes_end_cleanly(argv: str) -> None:
     """Item 7: other extremes found by generating inputs: status 2, one line."""
     outcome = invoke(account_main, shlex.split(argv))
     assert_refused(outcome, "dp-account", "--")
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        "curve --noise skellam --variance 100 --compositions-range 1 1e9 --points 200 --delta 1e-5",
+        "curve --noise gaussian --sigma 1 --sampling-rate 0.01 --compositions-range 1 1e5 --points 200 "
+        "--delta 1e-5",
+        "curve --noise discrete-gaussian --sigma 1 --users 10000 --compositions-range 1 1e4 --points 200 "
+        "--delta 1e-5",
+        "epsilon --noise skellam --variance 1e6 --compositions 10 --delta 1e-5 --route rdp",
+        "epsilon --noise discrete-laplace --scale 100 --compositions 10 --delta 1e-5 --route zcdp",
+    ],
+)
+def test_heavy_accounting_is_refused_up_front_beyond_max_cost(argv: str) -> None:
+    """A curve of heavy points, or one release whose RDP route sums a wide lattice window, is
+    estimated from the PLD route's grids (``Accountant.pld_cost``) and the noise's window, and
+    refused above ``--max-cost`` with the estimate, before any accounting."""
+    err = _refused(f"{argv} --no-progress", "--max-cost")
+    assert "estimated at" in err
+
+
+def test_a_cheap_curve_answers_within_the_default_budget() -> None:
+    outcome = invoke(
+        account_main,
+        shlex.split("curve --noise skellam --variance-range 10 1000 --points 3 --delta 1e-5 --no-progress"),
+    )
+    assert outcome.code == 0, outcome.err
+
+
+@pytest.mark.parametrize("value", ["0", "-1", "nan", "abc"])
+def test_max_cost_is_a_positive_number(value: str) -> None:
+    _refused(f"epsilon --noise gaussian --sigma 1 --delta 1e-5 --max-cost {value}", "--max-cost")
+
+
+def test_dpsgd_tiny_noise_multiplier_on_the_pld_route_is_refused() -> None:
+    """A sampled run at σ = 0.001 took minutes on the PLD route; it is refused naming
+    ``--noise-multiplier`` and the RDP route that answers it."""
+    argv = "dpsgd --noise-multiplier 0.001 --sample-rate 0.01 --steps 1000 --delta 1e-5 --no-progress"
+    err = _refused(argv, "--noise-multiplier")
+    assert "--route rdp" in err
+    outcome = invoke(account_main, [*shlex.split(argv), "--route", "rdp"])
+    assert outcome.code == 0, outcome.err

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import os
 from pathlib import Path
 from typing import Any
 
@@ -104,3 +105,21 @@ def test_save_figure_is_reproducible_and_atomic(tmp_path: Path) -> None:
     storage.save_figure(draw(), [tmp_path / n for n in names], dpi=100)  # no dates, fixed ids: same bytes
     assert first == {n: (tmp_path / n).read_bytes() for n in names}
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(names)
+
+
+def test_open_regular_streams_a_regular_file_and_refuses_the_rest(tmp_path: Path) -> None:
+    data = tmp_path / "data.txt"
+    data.write_bytes(b"1 qid:1 1:0.5\n")
+    with storage.open_regular(data, "path") as handle:
+        assert handle.read() == b"1 qid:1 1:0.5\n"
+    with pytest.raises(ParameterError, match="at most 4 bytes"):
+        storage.open_regular(data, "path", limit=4)
+    with pytest.raises(ParameterError, match="a regular data file"):
+        storage.open_regular(tmp_path, "instance.path", what="data file")
+    with pytest.raises(ParameterError, match="readable"):
+        storage.open_regular(tmp_path / "missing", "path")
+    if hasattr(os, "mkfifo"):  # a FIFO without a writer: refused without blocking
+        fifo = tmp_path / "fifo"
+        os.mkfifo(fifo)
+        with pytest.raises(ParameterError, match="not a folder, pipe or device"):
+            storage.open_regular(fifo, "path")

@@ -9,20 +9,25 @@ config beyond the budget is refused with the estimate, the budget and the option
 from __future__ import annotations
 
 import math
+import os
 import tomllib
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 from learners.budget import DEFAULT_MAX_MEMORY, DEFAULT_MAX_WORK, Budget
 from learners.cli import main as regret_main
 from learners.config import load_config, shipped_configs
-from learners.errors import ConfigError
+from learners.datasets import load_letor
+from learners.errors import ConfigError, ParameterError
 from learners.families import FAMILIES
+from learners.ldp.instances import load_ratings, movielens_instance
 from learners.ldp.noise import rr_flip, rr_outputs
 from learners.linear.spec import MAX_EIG_FLOOR, make_learner
 from learners.linear.state import state_shapes
+from learners.schema import MAX_NAME
 from learners.toml_writer import dump_toml
 from tests.test_cli_contract import assert_refused, invoke
 
@@ -178,3 +183,138 @@ def test_the_base_learners_check_their_keywords(tmp_path: Path, key: str, value:
     data = _shipped("ldp-table1-fkm")
     data["algorithms"][0]["params"][key] = value
     assert_refused(_run(tmp_path, data, "--quick"), "dp-regret", f"algorithms[0].params.{key}=")
+
+
+# -- data files: read only as regular text files, sniffed first, bounded ---------------------------
+
+
+def _data_configs(path: str) -> dict[str, tuple[dict[str, Any], str]]:
+    """One config of each family that reads a data file, with ``path`` as its file, and the field
+    a refusal of the file names."""
+    mslr = _shipped(
+        "figure1",
+        panels=[{"name": "d", "instance": {"kind": "mslr", "clusters": 3, "path": path}, "epsilons": [1.0]}],
+    )
+    linear = _shipped("fedlcb-figure2c")
+    linear["instance"]["path"] = path
+    movielens = _shipped("ldp-movielens")
+    movielens["panels"][0]["instance"]["path"] = path
+    return {
+        "mab": (mslr, "panels[0].instance.path="),
+        "linear": (linear, "instance.path="),
+        "ldp": (movielens, "panels[0].instance.path="),
+    }
+
+
+def _special(tmp_path: Path, kind: str) -> Path:
+    target = tmp_path / f"data-{kind}"
+    if kind == "nul":  # 200 MB of NULs without a line end (sparse: nothing is written)
+        with target.open("wb") as handle:
+            handle.truncate(200 * 2**20)
+    elif kind == "folder":
+        target.mkdir()
+    elif kind == "fifo":
+        os.mkfifo(target)  # opened for reading, a FIFO without a writer would block
+    elif kind == "binary":
+        target.write_bytes(bytes(range(256)) * 64)
+    elif kind == "long-line":
+        target.write_bytes(b"1 " * 100_000)
+    return target
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="FIFOs are POSIX")
+@pytest.mark.parametrize("kind", ["nul", "folder", "fifo", "binary", "long-line"])
+@pytest.mark.parametrize("family", ["mab", "linear", "ldp"])
+def test_a_data_path_that_is_no_data_file_is_refused_naming_the_field(
+    tmp_path: Path, family: str, kind: str
+) -> None:
+    path = _special(tmp_path, kind)
+    data, field = _data_configs(str(path))[family]
+    outcome = _run(tmp_path, data, "--quick")
+    assert_refused(outcome, "dp-regret", field)
+    assert str(path) in outcome.err
+    assert not (tmp_path / "out").exists()  # refused when the config is loaded
+
+
+@pytest.mark.parametrize("family", ["mab", "linear", "ldp"])
+def test_a_data_file_without_read_permission_is_refused_naming_the_field(
+    tmp_path: Path, family: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "data.txt"
+    path.write_text("1 qid:1 1:0.5\n", encoding="utf-8")
+    real_open = os.open
+
+    def denied(name: Any, flags: int, *args: Any, **kwargs: Any) -> int:
+        if os.fspath(name) == str(path):  # as for a file of mode 000 (tests may run as root)
+            raise PermissionError(13, "Permission denied", str(name))
+        return real_open(name, flags, *args, **kwargs)
+
+    monkeypatch.setattr(os, "open", denied)
+    data, field = _data_configs(str(path))[family]
+    outcome = _run(tmp_path, data, "--quick")
+    assert_refused(outcome, "dp-regret", field)
+    assert "Permission denied" in outcome.err
+
+
+def test_an_mslr_file_with_fewer_rows_than_clusters_is_refused_when_loaded(tmp_path: Path) -> None:
+    path = tmp_path / "three.txt"
+    path.write_text("".join(f"{r} qid:{r} 1:{r}.5 2:1\n" for r in range(3)), encoding="utf-8")
+    data, _ = _data_configs(str(path))["mab"]
+    data["panels"][0]["instance"]["clusters"] = 5
+    outcome = _run(tmp_path, data, "--quick")
+    assert_refused(outcome, "dp-regret", "panels[0].instance.clusters=5")
+    assert "x.toml" in outcome.err  # the config
+    assert "(3)" in outcome.err  # the rows the file has
+    assert not (tmp_path / "out").exists()
+
+
+def test_an_mslr_feature_index_beyond_the_bound_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "wide.txt"
+    path.write_text("1 qid:1 999999999:1\n2 qid:2 1:1\n0 qid:3 2:1\n", encoding="utf-8")
+    with pytest.raises(ParameterError, match="feature indices at most"):
+        load_letor(path)
+
+
+def test_movielens_ids_size_no_matrix(tmp_path: Path) -> None:
+    """One rating of user and item 999999999: the dense matrix is refused, and the instance (which
+    keeps only the first `arms` items) allocates by the rows of the file, not by the ids."""
+    path = tmp_path / "ua.base"
+    path.write_text("999999999\t999999999\t5\t0\n", encoding="utf-8")
+    with pytest.raises(ParameterError, match="max user id"):
+        load_ratings(path)
+    with pytest.raises(ParameterError, match="found 0"):
+        movielens_instance(path, arms=2, rank=1)
+    data, field = _data_configs(str(path))["ldp"]
+    assert_refused(_run(tmp_path, data, "--quick"), "dp-regret", field)
+
+
+def test_movielens_instance_from_the_rows_equals_the_dense_matrix(tmp_path: Path) -> None:
+    """Zheng et al. (2020)'s official code (LDPbandit2020): the first `arms` columns of the dense
+    ratings matrix, users without a rating there dropped; built from the rows, the same instance."""
+    rng = np.random.default_rng(5)
+    lines = [
+        f"{u}\t{i}\t{rng.integers(1, 6)}\t{u * 1000 + i}"
+        for u in rng.permutation(np.arange(1, 80))
+        for i in range(1, 40)
+        if rng.random() < 0.4
+    ]
+    lines.append(lines[0].rsplit("\t", 2)[0] + "\t1\t0")  # a repeated pair keeps its last rating
+    path = tmp_path / "ua.base"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    arms, rank = 12, 6
+    dense = load_ratings(path)[:, :arms].astype(np.float64)
+    dense = dense[dense.sum(axis=1) > 0]
+    normalized = 0.4 * (dense - 2.5)
+    u, s, vt = np.linalg.svd(normalized, full_matrices=False)
+    got = movielens_instance(path, arms=arms, rank=rank)
+    assert np.array_equal(got.theta, s[:rank])
+    assert got.pool is not None
+    assert np.array_equal(got.pool, u[:, None, :rank] * vt[:rank, :].T[None, :, :])
+
+
+def test_a_name_too_long_for_a_file_name_is_refused(tmp_path: Path) -> None:
+    data = _shipped("figure2")
+    data["name"] = "x" * (MAX_NAME + 1)
+    outcome = _run(tmp_path, data, "--quick")
+    assert_refused(outcome, "dp-regret", "name=")
+    assert not (tmp_path / "out").exists()
