@@ -35,7 +35,7 @@ from accounting.cli.framework import (
     rate_float,
     unit_float,
 )
-from accounting.cli.noise_options import ROUTE_CHOICES
+from accounting.cli.noise_options import MIN_PLD_NOISE_MULTIPLIER, ROUTE_CHOICES
 from accounting.errors import ParameterError
 from accounting.neighbouring import Neighbouring
 from accounting.storage import read_json, write_atomic
@@ -52,12 +52,6 @@ _target_epsilon = checked(
     why="the search for the noise multiplier of a larger target does not finish",
 )
 
-#: The least noise multiplier of a sampled run (``--sample-rate`` below 1) that the PLD route
-#: (``--route auto`` or ``pld``) is asked for. The sampled Gaussian's privacy loss reaches about
-#: ``1/(2 σ^2)`` inside its window, and the exact masses of its discretization carry that many bits
-#: more (:mod:`accounting.pld.discretization`): at q = 0.01 and 1000 steps σ = 0.01 took 1.7 s,
-#: 0.005 14 s, 0.003 30 s, 0.001 more than 60 s. The RDP route answers any σ at once.
-MIN_PLD_NOISE_MULTIPLIER = 0.01
 
 #: The largest schedule or history file read (a run of thousands of phases is far below it).
 MAX_FILE_BYTES = 2**20

@@ -34,7 +34,7 @@ import mpmath
 from accounting import storage
 from accounting import validate as v
 from accounting.certified import Enclosure
-from accounting.errors import AccountingError, ParameterError, ParameterTypeError
+from accounting.errors import AccountingError, ParameterError, ParameterTypeError, UnsupportedError
 from accounting.progress import Progress, bar
 
 T = TypeVar("T")
@@ -233,7 +233,8 @@ def _given(argv: Sequence[str]) -> str:
 
 def _message(err: Exception, options: Mapping[str, str], argv: Sequence[str]) -> str:
     """The one line of a library error: its parameter renamed to the option it came from, or,
-    for a value derived from the options, those options."""
+    for a value derived from the options, those options; a guarantee no route can certify
+    (:class:`~accounting.errors.UnsupportedError`) starts with the options that asked for it."""
     if isinstance(err, ParameterError | ParameterTypeError):
         root = err.name.split("[", 1)[0].split(".", 1)[0]
         dest = _ALIASES.get(root, root)
@@ -245,6 +246,8 @@ def _message(err: Exception, options: Mapping[str, str], argv: Sequence[str]) ->
             return str(kind(options[dest] + where, err.value, err.valid))
         if isinstance(err.value, int | float | Fraction) and not isinstance(err.value, bool):
             return f"{err} (a value derived from the options: {_given(argv)})"
+    elif isinstance(err, UnsupportedError):
+        return f"with the options given ({_given(argv)}): {err}"
     return str(err)
 
 

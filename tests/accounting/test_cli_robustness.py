@@ -183,3 +183,27 @@ def test_dpsgd_tiny_noise_multiplier_on_the_pld_route_is_refused() -> None:
     assert "--route rdp" in err
     outcome = invoke(account_main, [*shlex.split(argv), "--route", "rdp"])
     assert outcome.code == 0, outcome.err
+
+
+@pytest.mark.parametrize("command", ["epsilon --delta 1e-5", "delta --epsilon 1", "curve --delta 1e-5"])
+def test_a_tiny_sampled_gaussian_on_the_pld_route_is_refused_by_its_cost(command: str) -> None:
+    """The sampled Gaussian's discretization grows as σ^-3 below MIN_PLD_NOISE_MULTIPLIER (minutes
+    at σ = 0.001): refused up front, naming --max-cost; the RDP route answers ε at once."""
+    sub, *question = command.split()
+    base = f"{sub} --noise gaussian --sampling-rate 0.01 --neighbouring add-remove {' '.join(question)}"
+    sized = (
+        "--sigma-range 0.001 0.01 --compositions 100"
+        if sub == "curve"
+        else "--sigma 0.001 --compositions 1000"
+    )
+    assert_refused(invoke(account_main, shlex.split(f"{base} {sized}")), "dp-account", "--max-cost")
+    if sub == "epsilon":  # (δ at ε = 1 is 1 here: no route certifies less)
+        outcome = invoke(account_main, shlex.split(f"{base} {sized} --route rdp"))
+        assert outcome.code == 0, outcome.err
+
+
+def test_no_route_names_the_options_that_asked() -> None:
+    argv = "epsilon --noise binomial --trials 100 --probability 0.999999999 --compositions 10 --delta 1e-5"
+    outcome = invoke(account_main, shlex.split(argv))
+    assert_refused(outcome, "dp-account", "--probability 0.999999999")
+    assert "no route can account" in outcome.err
