@@ -296,6 +296,29 @@ def rdp_window(mech: Mechanism, dps: int) -> int:
     return int(min(points + shift, MAX_POINTS))
 
 
+#: The privacy loss up to which the PLD's discretization costs what :meth:`Accountant.pld_cost`
+#: says. Its exact masses carry about ``loss / ln 2`` more bits (:mod:`accounting.pld.discretization`),
+#: so beyond it the cost grows about as ``loss^1.5``: a Poisson-sampled Gaussian (loss about
+#: ``1/(2 σ^2)``) at q = 0.01 and 1000 steps took 1.7 s at σ = 0.01 (loss 5000), 14 s at 0.005,
+#: 30 s at 0.003, more than 60 s at 0.001; Skellam of variance 100 at Δ = 10^5 (loss 5·10^7) more
+#: than a minute. The RDP route answers these at once.
+FREE_LOSS = 0.5 / MIN_PLD_NOISE_MULTIPLIER**2
+
+
+def _largest_loss(mech: Mechanism) -> float:
+    """About the largest privacy loss the PLD discretizes for ``mech`` (a sum's total noise): the
+    Gaussian's ``(Δ/σ)^2/2``, Laplace's ``Δ/b``, a lattice noise's ``(Δ/sd)^2/2``."""
+    noise = _lattice_noise(mech) or getattr(mech, "noise", None)
+    sensitivity = float(getattr(mech, "sensitivity", 1))
+    if isinstance(noise, Laplace | DiscreteLaplace):
+        return sensitivity / float(noise.scale)
+    if isinstance(noise, Gaussian | DiscreteGaussian):
+        return 0.5 * (sensitivity / float(noise.sigma)) ** 2
+    if isinstance(noise, NoiseDistribution):
+        return 0.5 * sensitivity**2 / max(float(noise.variance()), 1e-300)
+    return 0.0
+
+
 def accounting_cost(args: argparse.Namespace, mech: Mechanism, acc: Accountant) -> float:
     """The estimated seconds (reference machine, 2 cores) of ``acc.epsilon`` or ``acc.delta`` by
     ``--route``, from the sizes the routes will use: the PLD route's grids
@@ -313,17 +336,13 @@ def accounting_cost(args: argparse.Namespace, mech: Mechanism, acc: Accountant) 
         sampled = getattr(args, "sampling_rate", None) is not None
         rate = SECONDS_PER_CONTINUOUS_PLD_UNIT if sampled else SECONDS_PER_PLAIN_CONTINUOUS_PLD_UNIT
     seconds = rate * units if route == "pld" or pld_first else 0.0
-    sampled_gaussian = isinstance(mech, AdditiveNoise) and isinstance(mech.noise, Gaussian)
-    if getattr(args, "sampling_rate", None) is not None and sampled_gaussian:
-        # the discretization's exact masses grow as σ^-3 below MIN_PLD_NOISE_MULTIPLIER
-        ratio = float(mech.noise.sigma) / float(mech.sensitivity)  # type: ignore[attr-defined]
-        seconds *= max(1.0, MIN_PLD_NOISE_MULTIPLIER / ratio) ** 3
+    seconds *= max(1.0, _largest_loss(mech) / FREE_LOSS) ** 1.5
     if route in ("rdp", "zcdp") or (route == "auto" and not pld_first):
         per_point = RDP_SECONDS_PER_POINT
         if getattr(args, "sampling_rate", None) is not None:
             per_point *= SAMPLED_RDP_FACTOR
         seconds += per_point * rdp_window(mech, args.dps)
-    return seconds * max(1.0, float(args.dps) / DEFAULT_DPS)
+    return float(seconds * max(1.0, float(args.dps) / DEFAULT_DPS))
 
 
 def refuse_cost(args: argparse.Namespace, cost: float, what: str) -> None:

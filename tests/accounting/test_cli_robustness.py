@@ -202,8 +202,23 @@ def test_a_tiny_sampled_gaussian_on_the_pld_route_is_refused_by_its_cost(command
         assert outcome.code == 0, outcome.err
 
 
-def test_no_route_names_the_options_that_asked() -> None:
+def test_a_guarantee_no_route_certifies_names_the_options_that_asked() -> None:
     argv = "epsilon --noise binomial --trials 100 --probability 0.999999999 --compositions 10 --delta 1e-5"
-    outcome = invoke(account_main, shlex.split(argv))
+    outcome = invoke(account_main, shlex.split(argv + " --route rdp"))
     assert_refused(outcome, "dp-account", "--probability 0.999999999")
-    assert "no route can account" in outcome.err
+    assert "certifies nothing" in outcome.err
+    # by the PLD route its losses (variance 1e-7) make the discretization's masses too wide: refused
+    assert_refused(invoke(account_main, shlex.split(argv)), "dp-account", "--max-cost")
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        "epsilon --noise skellam --variance 100 --sensitivity 1e5 --compositions 100 --delta 1e-5",
+        "epsilon --noise discrete-gaussian --sigma 0.01 --sensitivity 100 --compositions 10 --delta 1e-5",
+    ],
+)
+def test_losses_too_large_to_discretize_are_refused_by_their_cost(argv: str) -> None:
+    """A loss of (Δ/sd)^2/2 = 5·10^7 gives the discretization's exact masses about 7·10^7 bits
+    (more than a minute): refused up front, naming --max-cost."""
+    assert_refused(invoke(account_main, shlex.split(argv)), "dp-account", "--max-cost")
