@@ -161,6 +161,7 @@ def test_sampler_exact_of_a_continuous_noise_is_refused(capsys: pytest.CaptureFi
         ("broken --entry ldp-linucb-code-sigma --samples 1000000000000", "--max-draws"),
         ("broken --samples 100000000", "16 entries"),
         ("broken --entry polya-scale-bug --max-draws 0", "--max-draws"),
+        ("bounds --dps 300", "--dps"),
     ],
 )
 def test_bad_input_is_one_line_status_2(argv: str, needle: str, capsys: pytest.CaptureFixture[str]) -> None:

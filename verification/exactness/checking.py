@@ -16,6 +16,7 @@ from mpmath import mp
 
 from accounting import validate as v
 from accounting.certified import DEFAULT_DPS, Enclosure, Mpf, float_down, float_up
+from accounting.progress import report
 from verification.errors import ParameterError, ParameterTypeError
 from verification.exactness.registry import BOUNDS, spec_named
 from verification.exactness.reports import BoundReport, PointResult
@@ -182,4 +183,8 @@ def check_all(
     tuple of BoundReport
     """
     chosen = list(BOUNDS) if names is None else [spec_named(n).name for n in names]
-    return tuple(check_bound(n, dps=dps, quick=quick) for n in chosen)
+    reports = []
+    for i, name in enumerate(chosen):
+        reports.append(check_bound(name, dps=dps, quick=quick))
+        report(i + 1, len(chosen))  # to the caller's progress bar (accounting.progress), if any
+    return tuple(reports)
