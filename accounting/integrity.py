@@ -157,6 +157,12 @@ def run_digest(path: Path) -> tuple[Path, str | None] | None:
     return summary, stated if isinstance(stated, str) else None
 
 
+def _same(a: str, b: str) -> bool:
+    """``a == b`` in constant time (``hmac.compare_digest`` on the UTF-8 bytes: a stated digest may
+    hold any character)."""
+    return hmac.compare_digest(a.encode("utf-8", "surrogatepass"), b.encode("utf-8", "surrogatepass"))
+
+
 def verify(
     data: dict[str, Any], path: str | os.PathLike[str] | None = None, key: bytes | None = None
 ) -> Evidence:
@@ -175,7 +181,7 @@ def verify(
     where = str(path) if path is not None else "ledger"
     if key is not None:
         stated = data.get(SIGNATURE_FIELD)
-        if not isinstance(stated, str) or not hmac.compare_digest(stated, signature(data, key)):
+        if not isinstance(stated, str) or not _same(stated, signature(data, key)):
             valid = (
                 "a ledger signed with this key (it was changed after it was signed, or signed with "
                 "another key)"
@@ -191,7 +197,7 @@ def verify(
             raise ParameterError(
                 where, "(not recorded)", f"a ledger that {summary} records (the run wrote no such ledger)"
             )
-        if not hmac.compare_digest(recorded, ledger_digest(data)):
+        if not _same(recorded, ledger_digest(data)):
             raise ParameterError(
                 where,
                 "(edited)",

@@ -166,6 +166,9 @@ def test_unsigned_or_other_key_is_refused() -> None:
         Accountant.from_dict(SAMPLED, KEY)
     with pytest.raises(ParameterError, match="another key"):
         Accountant.from_dict(sign(SAMPLED, KEY[::-1]), KEY)
+    for odd in ("é", "\ud800", "hmac-sha256:" + "é" * 64):  # any character: refused, never a TypeError
+        with pytest.raises(ParameterError, match="another key"):
+            Accountant.from_dict({**SAMPLED, "hmac": odd}, KEY)
 
 
 def test_keys_come_from_a_file_or_the_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -348,6 +351,9 @@ PLOT_EDITS: dict[str, Callable[[Path], None]] = {
     "a negative ε": _summary_edit(lambda d: d["results"][-1].update(epsilon=-1.0)),
     "panels a number": _summary_edit(lambda d: d.update(panels=3)),
     "a ledger outside ledgers/": _summary_edit(lambda d: d["ledger_sha256"].update({"/dev/zero": "x"})),
+    "a digest of odd characters": _summary_edit(
+        lambda d: d["ledger_sha256"].update(dict.fromkeys(d["ledger_sha256"], "é\ud800"))
+    ),
     "config.toml a folder": _config_folder,
     "regret.csv with an empty panel": _csv_edit,
 }
@@ -357,4 +363,6 @@ PLOT_EDITS: dict[str, Callable[[Path], None]] = {
 def test_plot_refuses_a_folder_run_did_not_write(run: Path, tmp_path: Path, edit: str) -> None:
     out, _, _ = _copy(run, tmp_path)
     PLOT_EDITS[edit](out)
-    assert_refused(invoke(regret_main, ["plot", str(out)]), "dp-regret", "results=", "ledger_sha256")
+    assert_refused(
+        invoke(regret_main, ["plot", str(out)]), "dp-regret", "results=", "ledger_sha256", "ledgers/"
+    )
