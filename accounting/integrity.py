@@ -42,6 +42,7 @@ __all__ = [
     "ledger_digest",
     "read_key",
     "run_digest",
+    "same_digest",
     "sign",
     "signature",
     "verify",
@@ -157,7 +158,7 @@ def run_digest(path: Path) -> tuple[Path, str | None] | None:
     return summary, stated if isinstance(stated, str) else None
 
 
-def _same(a: str, b: str) -> bool:
+def same_digest(a: str, b: str) -> bool:
     """``a == b`` in constant time (``hmac.compare_digest`` on the UTF-8 bytes: a stated digest may
     hold any character)."""
     return hmac.compare_digest(a.encode("utf-8", "surrogatepass"), b.encode("utf-8", "surrogatepass"))
@@ -181,7 +182,7 @@ def verify(
     where = str(path) if path is not None else "ledger"
     if key is not None:
         stated = data.get(SIGNATURE_FIELD)
-        if not isinstance(stated, str) or not _same(stated, signature(data, key)):
+        if not isinstance(stated, str) or not same_digest(stated, signature(data, key)):
             valid = (
                 "a ledger signed with this key (it was changed after it was signed, or signed with "
                 "another key)"
@@ -197,7 +198,7 @@ def verify(
             raise ParameterError(
                 where, "(not recorded)", f"a ledger that {summary} records (the run wrote no such ledger)"
             )
-        if not _same(recorded, ledger_digest(data)):
+        if not same_digest(recorded, ledger_digest(data)):
             raise ParameterError(
                 where,
                 "(edited)",

@@ -25,7 +25,7 @@ from typing import Any
 from accounting.accountant import Accountant
 from accounting.answers import Question, answer
 from accounting.errors import AccountingError, ParameterTypeError, UnsupportedError
-from accounting.integrity import RUN_DIGESTS, ledger_digest, verify
+from accounting.integrity import RUN_DIGESTS, ledger_digest, same_digest
 from accounting.storage import read_json
 from accounting.validate import Note
 from learners.errors import ParameterError
@@ -49,15 +49,17 @@ def _in_ledgers(name: object) -> bool:
     )
 
 
-def _ledger(out: Path, name: str) -> Accountant:
-    """The ledger file ``name`` of the folder, checked against its run's digest."""
+def _ledger(out: Path, name: str, recorded: object, summary: Path) -> Accountant:
+    """The ledger file ``name`` of the folder, checked against the digest its run ``recorded``."""
     path = out / name
     data = read_json(path, str(path), what="ledger file")
     try:
         acc = Accountant.from_dict(data)
     except (AccountingError, ParameterTypeError) as err:
         raise ParameterError(str(path), "(ledger)", f"a ledger written by its run ({err})") from None
-    verify(data, path)
+    if not isinstance(recorded, str) or not same_digest(recorded, ledger_digest(data)):
+        valid = f"the ledger its run wrote: its content differs from the digest {summary} records"
+        raise ParameterError(str(path), "(edited)", valid + " (the file was changed after the run)")
     return acc
 
 
@@ -108,7 +110,7 @@ def check_run(out: str | Path, summary: Mapping[str, Any], path: str | Path = "s
     if not isinstance(recorded, dict) or not all(_in_ledgers(name) for name in recorded):
         valid = "an object of the run's ledger files (ledgers/<name>.json) to their digests"
         raise ParameterError(f"{path}: {RUN_DIGESTS}", recorded, valid)
-    ledgers = {name: _ledger(out, name) for name in recorded}
+    ledgers = {name: _ledger(out, name, digest, path) for name, digest in recorded.items()}
     delta = summary.get("delta")  # what the run asked of every ledger (a pure one ignores it)
     if not isinstance(delta, float | int) or not 0 < delta < 1:
         raise ParameterError(f"{path}: delta", delta, "the run's δ, in (0, 1)")
