@@ -31,6 +31,7 @@ from typing import Any
 from accounting import validate as v
 from accounting.answers import CACHE_DIR_ENV, NO_CACHE_ENV
 from accounting.cli.framework import Parser, checked, run
+from accounting.integrity import read_key
 from learners.budget import DEFAULT_MAX_MEMORY, DEFAULT_MAX_WORK, GIB, Budget
 from learners.config import BANDS
 from learners.errors import ConfigError, LearnerError
@@ -63,6 +64,7 @@ def _cmd_list(args: argparse.Namespace) -> int:
 
 
 def _load(path: Path, args: argparse.Namespace) -> Config:
+    read_key()  # a signing key in the environment is checked before anything runs
     try:
         budget = Budget(args.max_memory * GIB, args.max_work)
         return load_config(path, quick=args.quick, exact_privacy=args.exact_privacy, budget=budget)

@@ -45,7 +45,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from accounting.accountant import Accountant
-from accounting.integrity import RUN_DIGESTS
+from accounting.integrity import RUN_DIGESTS, read_key
 from accounting.storage import atomic_path, json_text, read_text, strict_json_loads, write_atomic
 from learners.config import Config, Unit
 from learners.errors import LearnerError, ParameterError
@@ -229,12 +229,14 @@ def _merge_ledgers(metas: Sequence[Mapping[str, Any]]) -> tuple[dict[int, Accoun
 
 
 def _save_ledgers(out: Path, stem: str, ledgers: Mapping[int, Accountant]) -> list[str]:
-    """Write each ledger to ``ledgers/<stem>__n<size>.json``; their paths relative to ``out``."""
+    """Write each ledger to ``ledgers/<stem>__n<size>.json``; their paths relative to ``out``.
+    With a signing key in the environment (:func:`accounting.integrity.read_key`) each is signed."""
     folder = out / LEDGERS_DIR
     folder.mkdir(exist_ok=True)
     names = ledger_files(stem, ledgers)
+    key = read_key()
     for name, ledger in zip(names, ledgers.values(), strict=True):
-        write_atomic(out / name, ledger.to_json() + "\n")
+        write_atomic(out / name, ledger.to_json(key=key) + "\n")
     return names
 
 

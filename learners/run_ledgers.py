@@ -5,7 +5,10 @@
 (``dp-regret plot``, ``dp-account ledger`` on one of its ledgers) checks, with :func:`check_run`:
 
 * every ledger the summary records is there and matches its digest (an edited σ, count, relation
-  or sensitivity, a ledger removed — with or without its own ``sha256`` recomputed);
+  or sensitivity, a ledger removed — with or without its own ``sha256`` recomputed), and, with a
+  signing key in the environment (``$DPCERT_LEDGER_KEY`` or ``$DPCERT_LEDGER_KEY_FILE``, with which
+  ``run`` signs what it writes), carries a signature under it — which stops an edit that changed
+  the summary's digest too;
 * every result's exact guarantee names only recorded ledgers, and the ε it states for each ledger
   is the certified answer of that ledger by the route it names, asked again
   (:func:`accounting.answers.answer`: the answer the run cached, or computed once), and the
@@ -25,7 +28,7 @@ from typing import Any
 from accounting.accountant import Accountant
 from accounting.answers import Question, answer
 from accounting.errors import AccountingError, ParameterTypeError, UnsupportedError
-from accounting.integrity import RUN_DIGESTS, ledger_digest, same_digest
+from accounting.integrity import RUN_DIGESTS, ledger_digest, read_key, same_digest, verify
 from accounting.storage import read_json
 from accounting.validate import Note
 from learners.errors import ParameterError
@@ -60,6 +63,9 @@ def _ledger(out: Path, name: str, recorded: object, summary: Path) -> Accountant
     if not isinstance(recorded, str) or not same_digest(recorded, ledger_digest(data)):
         valid = f"the ledger its run wrote: its content differs from the digest {summary} records"
         raise ParameterError(str(path), "(edited)", valid + " (the file was changed after the run)")
+    key = read_key()  # with a key in the environment, the run's ledgers must be signed with it
+    if key is not None:
+        verify(data, path, key)
     return acc
 
 

@@ -366,3 +366,31 @@ def test_plot_refuses_a_folder_run_did_not_write(run: Path, tmp_path: Path, edit
     assert_refused(
         invoke(regret_main, ["plot", str(out)]), "dp-regret", "results=", "ledger_sha256", "ledgers/"
     )
+
+
+def test_a_run_signs_its_ledgers_with_the_environments_key(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With $DPCERT_LEDGER_KEY a run signs every ledger; plot then refuses a ledger edited together
+    with its digest in summary.json (which the digests alone cannot see), naming the hmac."""
+    monkeypatch.delenv(KEY_FILE_ENV, raising=False)
+    monkeypatch.setenv(KEY_ENV, KEY.decode())
+    config = tmp_path / "tiny.toml"
+    config.write_text(_config())
+    out = tmp_path / "res"
+    assert invoke(regret_main, ["run", str(config), "--out", str(out), "--no-progress"]).code == 0
+    summary = json.loads((out / "summary.json").read_text())
+    name = sorted(summary[RUN_DIGESTS])[0]
+    data = json.loads((out / name).read_text())
+    assert data["hmac"] == signature(data, KEY)
+    outcome = invoke(account_main, ["ledger", str(out / name), "--delta", "1e-6", "--json"])
+    assert (outcome.code, json.loads(outcome.out)["integrity"]) == (0, "signed")
+    edited = _with_digest(_set(data, ("events", 0, "count"), lambda c: c + 1), "recomputed")
+    _write(out / name, edited)
+    summary[RUN_DIGESTS][name] = ledger_digest(edited)
+    (out / "summary.json").write_text(json.dumps(summary))
+    assert_refused(invoke(regret_main, ["plot", str(out)]), "dp-regret", "hmac")
+    monkeypatch.setenv(KEY_ENV, "short")
+    assert_refused(
+        invoke(regret_main, ["run", str(config), "--out", str(tmp_path / "r2")]), "dp-regret", KEY_ENV
+    )
