@@ -39,8 +39,10 @@ __all__ = [
     "RUN_DIGESTS",
     "SIGNATURE_FIELD",
     "Evidence",
+    "check_signature",
     "ledger_digest",
     "read_key",
+    "recorded_digests",
     "run_digest",
     "same_digest",
     "sign",
@@ -83,21 +85,21 @@ class Evidence(enum.Enum):
         return None
 
 
+def _content(data: dict[str, Any]) -> dict[str, Any]:
+    """A ledger's content: its fields other than ``sha256`` and ``hmac`` (derived from the rest)."""
+    return {k: val for k, val in data.items() if k not in ("sha256", SIGNATURE_FIELD)}
+
+
 def ledger_digest(data: dict[str, Any]) -> str:
-    """``sha256:`` of a ledger's content: its fields other than ``sha256`` and ``hmac``, as
-    canonical JSON (so signing a ledger leaves its digest as it was)."""
-    return digest({k: val for k, val in data.items() if k not in ("sha256", SIGNATURE_FIELD)})
-
-
-def _signed_content(data: dict[str, Any]) -> bytes:
-    # Everything but the signature and the digest (which is derived from the rest).
-    content = {k: val for k, val in data.items() if k not in (SIGNATURE_FIELD, "sha256")}
-    return canonical_json(content).encode()
+    """``sha256:`` of a ledger's content (:func:`_content`) as canonical JSON (so signing a ledger
+    leaves its digest as it was)."""
+    return digest(_content(data))
 
 
 def signature(data: dict[str, Any], key: bytes) -> str:
-    """``"hmac-sha256:<hex>"`` of a ledger's plain data (all fields but ``hmac`` and ``sha256``)."""
-    return _PREFIX + hmac.new(key, _signed_content(data), hashlib.sha256).hexdigest()
+    """``"hmac-sha256:<hex>"`` of a ledger's content (:func:`_content`) as canonical JSON."""
+    content = canonical_json(_content(data)).encode()
+    return _PREFIX + hmac.new(key, content, hashlib.sha256).hexdigest()
 
 
 def sign(data: dict[str, Any], key: bytes) -> dict[str, Any]:
@@ -133,6 +135,38 @@ def read_key(key_file: str | os.PathLike[str] | None = None, name: str = "--key-
     return key
 
 
+def recorded_digests(summary: object, where: str) -> dict[str, str] | None:
+    """The ledger digests a run's ``summary.json`` content records (:data:`RUN_DIGESTS`): each
+    file of its ``ledgers/`` folder (``ledgers/<name>.json``, nothing elsewhere) to a digest;
+    ``None`` for a summary of a version that recorded none.
+
+    Raises
+    ------
+    ParameterError
+        Naming ``where`` (the summary) for a record of another shape.
+    """
+    if not isinstance(summary, dict) or RUN_DIGESTS not in summary:
+        return None
+    record = summary[RUN_DIGESTS]
+    if not (
+        isinstance(record, dict)
+        and all(_in_ledgers(name) and isinstance(d, str) for name, d in record.items())
+    ):
+        valid = "an object of the run's ledger files (ledgers/<name>.json) to their digests"
+        raise ParameterError(f"{where}: {RUN_DIGESTS}", record, valid)
+    return record
+
+
+def _in_ledgers(name: object) -> bool:
+    """Whether ``name`` is a file of a results folder's ``ledgers/`` (nothing elsewhere is read)."""
+    return (
+        isinstance(name, str)
+        and name.startswith("ledgers/")
+        and name.endswith(".json")
+        and "/" not in name[len("ledgers/") :]
+    )
+
+
 def run_digest(path: Path) -> tuple[Path, str | None] | None:
     """Where ``path`` lies in a run's ``ledgers/`` folder whose ``summary.json`` records ledger
     digests: that summary and the digest it records for ``path`` (``None`` if it names no such
@@ -148,20 +182,31 @@ def run_digest(path: Path) -> tuple[Path, str | None] | None:
     summary = folder.parent / _SUMMARY
     if folder.name != "ledgers" or not summary.is_file():
         return None
-    data = read_json(summary, str(summary), what="summary.json")
-    if not isinstance(data, dict) or RUN_DIGESTS not in data:
+    digests = recorded_digests(read_json(summary, str(summary), what="summary.json"), str(summary))
+    if digests is None:
         return None  # a run of a version that recorded no digests
-    digests = data[RUN_DIGESTS]
-    if not isinstance(digests, dict) or not all(isinstance(x, str) for x in digests.values()):
-        raise ParameterError(f"{summary}: {RUN_DIGESTS}", digests, "an object of ledger files to digests")
-    stated = digests.get(f"ledgers/{path.name}")
-    return summary, stated if isinstance(stated, str) else None
+    return summary, digests.get(f"ledgers/{path.name}")
 
 
 def same_digest(a: str, b: str) -> bool:
     """``a == b`` in constant time (``hmac.compare_digest`` on the UTF-8 bytes: a stated digest may
     hold any character)."""
     return hmac.compare_digest(a.encode("utf-8", "surrogatepass"), b.encode("utf-8", "surrogatepass"))
+
+
+def check_signature(data: dict[str, Any], key: bytes, where: str = "ledger") -> None:
+    """Refuse a ledger's plain data that carries no signature under ``key``, or a wrong one
+    (changed after it was signed, or signed with another key): a :class:`ParameterError` naming
+    ``where`` (the file) and the ``hmac`` field."""
+    stated = data.get(SIGNATURE_FIELD)
+    if not isinstance(stated, str) or not same_digest(stated, signature(data, key)):
+        valid = (
+            "a ledger signed with this key (it was changed after it was signed, or signed with another key)"
+            if stated is not None
+            else "a ledger signed with the key given (it carries no hmac: sign it with "
+            "`dp-account ledger FILE --sign`)"
+        )
+        raise ParameterError(f"{where}: {SIGNATURE_FIELD}", stated, valid)
 
 
 def verify(
@@ -181,16 +226,7 @@ def verify(
     """
     where = str(path) if path is not None else "ledger"
     if key is not None:
-        stated = data.get(SIGNATURE_FIELD)
-        if not isinstance(stated, str) or not same_digest(stated, signature(data, key)):
-            valid = (
-                "a ledger signed with this key (it was changed after it was signed, or signed with "
-                "another key)"
-                if stated is not None
-                else "a ledger signed with the key given (it carries no hmac: sign it with "
-                "`dp-account ledger FILE --sign`)"
-            )
-            raise ParameterError(f"{where}: {SIGNATURE_FIELD}", stated, valid)
+        check_signature(data, key, where)
     run = run_digest(Path(path)) if path is not None else None
     if run is not None:
         summary, recorded = run

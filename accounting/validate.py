@@ -299,9 +299,10 @@ def order(name: str, value: object, *, allow_inf: bool = True) -> float:
     return v
 
 
-def dps(name: str, value: object) -> int:
-    """A working precision in decimal digits: an integer in [5, 1000]."""
-    return integer(name, value, minimum=5, maximum=1000)
+def dps(name: str, value: object, maximum: int = 1000, why: str = "") -> int:
+    """A working precision in decimal digits: an integer in [5, ``maximum``] (1000 unless a command
+    needs less, ``why`` saying so)."""
+    return integer(name, value, minimum=5, maximum=maximum, why=why)
 
 
 def seed(name: str, value: object) -> int:

@@ -50,7 +50,6 @@ from accounting.storage import atomic_path, json_text, read_text, strict_json_lo
 from learners.config import Config, Unit
 from learners.errors import LearnerError, ParameterError
 from learners.families import DEFAULT_FAMILY, FAMILIES
-from learners.run_ledgers import digests
 
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
@@ -228,16 +227,18 @@ def _merge_ledgers(metas: Sequence[Mapping[str, Any]]) -> tuple[dict[int, Accoun
     return dict(sorted(ledgers.items())), releases
 
 
-def _save_ledgers(out: Path, stem: str, ledgers: Mapping[int, Accountant]) -> list[str]:
-    """Write each ledger to ``ledgers/<stem>__n<size>.json``; their paths relative to ``out``.
-    With a signing key in the environment (:func:`accounting.integrity.read_key`) each is signed."""
+def _save_ledgers(
+    out: Path, stem: str, ledgers: Mapping[int, Accountant], key: bytes | None
+) -> dict[str, str]:
+    """Write each ledger to ``ledgers/<stem>__n<size>.json`` (signed with ``key`` if given): each
+    path relative to ``out``, and the digest of what was written (as ``summary.json`` records it)."""
     folder = out / LEDGERS_DIR
     folder.mkdir(exist_ok=True)
-    names = ledger_files(stem, ledgers)
-    key = read_key()
-    for name, ledger in zip(names, ledgers.values(), strict=True):
+    written = {}
+    for name, ledger in zip(ledger_files(stem, ledgers), ledgers.values(), strict=True):
         write_atomic(out / name, ledger.to_json(key=key) + "\n")
-    return names
+        written[name] = ledger.to_dict()["sha256"]  # its content's digest (accounting.integrity)
+    return written
 
 
 def ledger_files(stem: str, ledgers: Mapping[int, Accountant]) -> list[str]:
@@ -315,6 +316,7 @@ def write_outputs(
 
     results: list[dict[str, Any]] = []
     saved: dict[str, str] = {}  # each ledger file written, and its digest
+    key = read_key()  # with a key in the environment every ledger is signed
     with atomic_path(out / CSV_FILE) as tmp, tmp.open("w", encoding="utf-8", newline="") as f:
         f.write(",".join(CSV_COLUMNS) + "\n")
         for group, parts in groups.items():
@@ -322,8 +324,7 @@ def write_outputs(
             datas = [d for _, d in parts]
             # One merge of the group's ledgers: saved here, and answered here when the pool did not.
             ledgers, releases = _merge_ledgers([d.meta for d in datas])
-            files = _save_ledgers(out, _stem(group), ledgers)
-            saved.update(digests(files, ledgers))
+            saved.update(_save_ledgers(out, _stem(group), ledgers, key))
             report = reports.get(group)
             if report is None:
                 report = _report(config, group, datas, ledgers, releases)

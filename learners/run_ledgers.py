@@ -1,8 +1,9 @@
 """A results folder's ledgers against its ``summary.json``: the digests a run records, checked on read.
 
 ``dp-regret run`` records, beside its results, the digest of every ledger it writes
-(:data:`accounting.integrity.RUN_DIGESTS`, from :func:`digests`). Whatever reads the folder again
-(``dp-regret plot``, ``dp-account ledger`` on one of its ledgers) checks, with :func:`check_run`:
+(:data:`accounting.integrity.RUN_DIGESTS`). ``dp-regret plot`` checks the folder with
+:func:`check_run` (``dp-account ledger`` checks one ledger against the same record with
+:func:`accounting.integrity.verify`):
 
 * every ledger the summary records is there and matches its digest (an edited σ, count, relation
   or sensitivity, a ledger removed — with or without its own ``sha256`` recomputed), and, with a
@@ -27,45 +28,36 @@ from typing import Any
 
 from accounting.accountant import Accountant
 from accounting.answers import Question, answer
-from accounting.errors import AccountingError, ParameterTypeError, UnsupportedError
-from accounting.integrity import RUN_DIGESTS, ledger_digest, read_key, same_digest, verify
+from accounting.errors import AccountingError, ParameterTypeError
+from accounting.integrity import (
+    RUN_DIGESTS,
+    check_signature,
+    ledger_digest,
+    read_key,
+    recorded_digests,
+    same_digest,
+)
 from accounting.storage import read_json
 from accounting.validate import Note
 from learners.errors import ParameterError
 
-__all__ = ["check_run", "digests"]
+__all__ = ["check_run"]
 
 
-def digests(files: list[str], ledgers: Mapping[int, Accountant]) -> dict[str, str]:
-    """The digest of each ledger file of a result (``files`` in the order of ``ledgers``), as
-    ``summary.json`` records them."""
-    return {f: ledger_digest(led.to_dict()) for f, led in zip(files, ledgers.values(), strict=True)}
-
-
-def _in_ledgers(name: object) -> bool:
-    """Whether ``name`` is a file of the folder's ``ledgers/`` (nothing elsewhere is read)."""
-    return (
-        isinstance(name, str)
-        and name.startswith("ledgers/")
-        and name.endswith(".json")
-        and "/" not in name[8:]
-    )
-
-
-def _ledger(out: Path, name: str, recorded: object, summary: Path) -> Accountant:
-    """The ledger file ``name`` of the folder, checked against the digest its run ``recorded``."""
+def _ledger(out: Path, name: str, recorded: str, summary: Path, key: bytes | None) -> Accountant:
+    """The ledger file ``name`` of the folder, checked against the digest its run ``recorded``
+    and, with a ``key``, against its signature."""
     path = out / name
     data = read_json(path, str(path), what="ledger file")
     try:
         acc = Accountant.from_dict(data)
     except (AccountingError, ParameterTypeError) as err:
         raise ParameterError(str(path), "(ledger)", f"a ledger written by its run ({err})") from None
-    if not isinstance(recorded, str) or not same_digest(recorded, ledger_digest(data)):
+    if not same_digest(recorded, ledger_digest(data)):
         valid = f"the ledger its run wrote: its content differs from the digest {summary} records"
         raise ParameterError(str(path), "(edited)", valid + " (the file was changed after the run)")
-    key = read_key()  # with a key in the environment, the run's ledgers must be signed with it
     if key is not None:
-        verify(data, path, key)
+        check_signature(data, key, str(path))
     return acc
 
 
@@ -108,15 +100,13 @@ def check_run(out: str | Path, summary: Mapping[str, Any], path: str | Path = "s
     """
     out = Path(out)
     path = out / path
-    if RUN_DIGESTS not in summary:
+    recorded = recorded_digests(dict(summary), str(path))
+    if recorded is None:
         note = f"{path} records no ledger digests (written by an older dpcert): its ε are unverified"
         warnings.warn(note, Note, stacklevel=2)
         return
-    recorded = summary[RUN_DIGESTS]
-    if not isinstance(recorded, dict) or not all(_in_ledgers(name) for name in recorded):
-        valid = "an object of the run's ledger files (ledgers/<name>.json) to their digests"
-        raise ParameterError(f"{path}: {RUN_DIGESTS}", recorded, valid)
-    ledgers = {name: _ledger(out, name, digest, path) for name, digest in recorded.items()}
+    key = read_key()  # with a key in the environment, the run's ledgers must be signed with it
+    ledgers = {name: _ledger(out, name, digest, path, key) for name, digest in recorded.items()}
     delta = summary.get("delta")  # what the run asked of every ledger (a pure one ignores it)
     if not isinstance(delta, float | int) or not 0 < delta < 1:
         raise ParameterError(f"{path}: delta", delta, "the run's δ, in (0, 1)")
@@ -139,7 +129,7 @@ def check_run(out: str | Path, summary: Mapping[str, Any], path: str | Path = "s
                 continue
             try:
                 got = answer(Question.of(ledgers[name], delta, route)).upper
-            except (UnsupportedError, AccountingError):
+            except AccountingError:  # (UnsupportedError among them)
                 got = math.nan
             if got != eps:
                 raise ParameterError(

@@ -322,7 +322,7 @@ def build_parser() -> argparse.ArgumentParser:
     bounds.add_argument("--quick", action="store_true", help="a small grid")
     bounds.add_argument(
         "--dps",
-        type=checked(v.integer, integer=True, minimum=5, maximum=MAX_BOUNDS_DPS, why=_WHY_BOUNDS_DPS),
+        type=checked(v.dps, integer=True, maximum=MAX_BOUNDS_DPS, why=_WHY_BOUNDS_DPS),
         default=DEFAULT_DPS,
         help=f"working precision (default {DEFAULT_DPS}, at most {MAX_BOUNDS_DPS})",
     )

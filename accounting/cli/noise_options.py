@@ -263,10 +263,21 @@ SAMPLED_RDP_FACTOR = 8.0
 MIN_PLD_NOISE_MULTIPLIER = 0.01
 
 
-_MAX_COST_HELP = (
-    "refuse up front when the accounting's estimated time (seconds on the reference machine, 2 cores; "
-    "from the grid and window sizes the routes will use) exceeds this (default {default:g})"
-)
+_ACCOUNTING_BASIS = "from the PLD route's grids and the RDP route's exact sums over the noise's window"
+
+
+def add_max_cost(cmd: argparse.ArgumentParser, what: str = "the accounting") -> None:
+    """``--max-cost SECONDS`` (default :data:`DEFAULT_MAX_COST`): the budget :func:`refuse_cost`
+    holds ``what`` to."""
+    cmd.add_argument(
+        "--max-cost",
+        type=positive_float,
+        default=DEFAULT_MAX_COST,
+        metavar="SECONDS",
+        help=f"refuse up front when the estimated time of {what} (seconds on the reference machine, "
+        "2 cores; from the sizes the computation will use) exceeds this "
+        f"(default {DEFAULT_MAX_COST:g})",
+    )
 
 
 def _lattice_noise(mech: Mechanism) -> LatticeNoise | None:
@@ -345,16 +356,16 @@ def accounting_cost(args: argparse.Namespace, mech: Mechanism, acc: Accountant) 
     return float(seconds * max(1.0, float(args.dps) / DEFAULT_DPS))
 
 
-def refuse_cost(args: argparse.Namespace, cost: float, what: str) -> None:
-    """Refuse an accounting estimated (:func:`accounting_cost`) above ``--max-cost``, naming it, the
-    estimate and how to run it anyway."""
+def refuse_cost(args: argparse.Namespace, cost: float, what: str, basis: str = _ACCOUNTING_BASIS) -> None:
+    """Refuse work estimated (``basis``: how; :func:`accounting_cost` by default) above
+    ``--max-cost``, naming it, the estimate and how to run it anyway."""
     if cost > args.max_cost:
         raise ParameterError(
             "--max-cost",
             args.max_cost,
             f"at least {math.ceil(cost) if math.isfinite(cost) else cost} for these options: {what} is "
-            f"estimated at {cost:.3g} s (from the PLD route's grids and the RDP route's exact sums over "
-            "the noise's window); raise --max-cost to run it, or choose a cheaper --route",
+            f"estimated at {cost:.3g} s ({basis}); raise --max-cost to run it"
+            + (", or choose a cheaper --route" if basis == _ACCOUNTING_BASIS else ""),
         )
 
 
@@ -534,13 +545,7 @@ def add_accounting_arguments(
         help=f"working precision in digits (default {DEFAULT_DPS})",
     )
     if cost:
-        cmd.add_argument(
-            "--max-cost",
-            type=positive_float,
-            default=DEFAULT_MAX_COST,
-            metavar="SECONDS",
-            help=_MAX_COST_HELP.format(default=DEFAULT_MAX_COST),
-        )
+        add_max_cost(cmd)
     add_json(cmd)
     add_no_progress(cmd)
 

@@ -36,6 +36,7 @@ from accounting.cli.framework import (
     positive_int,
     unit_float,
 )
+from accounting.cli.noise_options import DEFAULT_MAX_COST, add_max_cost, refuse_cost
 from accounting.divergence import MAX_POINTS
 from accounting.errors import ParameterError, UnsupportedError
 from accounting.noise import LatticeNoise
@@ -79,9 +80,6 @@ _probability = checked(
     why="the binomial trials of the calibration grow as 1/(p (1 - p))",
 )
 
-#: The default of ``--max-cost``: the estimated seconds (on the reference machine, 2 cores) of
-#: ``--exact`` above which it is refused up front, so that a default run ends within 20 s.
-DEFAULT_EXACT_COST = 20.0
 #: Seconds per lattice point of an exact ε(δ) sum (the pair's PMF enclosures, losses and the
 #: verified prefix) at the default 50 digits: measured 1.4-1.7e-4 for binomial windows of 10^4 to
 #: 10^5 points; it grows with the precision (``--dps``).
@@ -215,16 +213,9 @@ def _cmd_shuffle_protocol(args: argparse.Namespace) -> int:
     _refuse_size(args, par)
     if args.exact:
         p = 0.5 if args.probability is None else args.probability
-        cost = exact_cost(par, p, args.dps)
-        if cost > args.max_cost:
-            raise ParameterError(
-                "--max-cost",
-                args.max_cost,
-                f"at least {math.ceil(cost)} for these options: --exact is estimated at {cost:.3g} s "
-                "(exact sums over the binomial's window; it grows as sqrt(--users) and with ln(1/--delta)); "
-                "raise --max-cost to run it",
-            )
-    elif args.max_cost != DEFAULT_EXACT_COST:
+        basis = "exact sums over the binomial's window; it grows as sqrt(--users) and with ln(1/--delta)"
+        refuse_cost(args, exact_cost(par, p, args.dps), "--exact", basis)
+    elif args.max_cost != DEFAULT_MAX_COST:
         raise ParameterError("--max-cost", args.max_cost, "given with --exact only")
     names = ("protocol", "epsilon", "delta", "users", "dimension", "bound")
     record: dict[str, object] = {
@@ -367,14 +358,7 @@ def add_parsers(sub: Subcommands) -> None:
         help=f"with --exact: the binomial p of the exact calibration, in [{MIN_PROBABILITY:g}, "
         f"{1 - MIN_PROBABILITY:g}] (default 1/2)",
     )
-    sp.add_argument(
-        "--max-cost",
-        type=positive_float,
-        default=DEFAULT_EXACT_COST,
-        metavar="SECONDS",
-        help="with --exact: refuse up front when its estimated time (reference machine, 2 cores) "
-        f"exceeds this (default {DEFAULT_EXACT_COST:g})",
-    )
+    add_max_cost(sp, "--exact (given with it only)")
     sp.add_argument(
         "--dps",
         type=dps_int,
